@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Translate a CUDA C++ source file so that a C++17 compiler can build it against cudasim.
+
+Only what C++ cannot express is rewritten, and every line keeps its number (a `#line` directive
+points diagnostics at the original file):
+
+* ``kernel<<<grid, block[, shmem[, stream]]>>>(args)`` becomes
+  ``::cudasim::launch(kernel, "kernel", __FILE__, __LINE__, grid, block, shmem, stream)(args)``.
+* ``extern __shared__ T name[];`` becomes ``static ::cudasim::DynamicShared<T> name;``.
+* A ``__shared__`` declaration inside a function is followed, on the same line, by a call that
+  registers it, so the simulator can give each block fresh (garbage-filled) shared memory and
+  check the 48 KiB limit.
+* ``printf(`` becomes ``cudasim_printf(`` so that a kernel that runs once per thread schedule
+  prints once.
+
+Usage: cu2cpp.py INPUT.cu OUTPUT.cpp
+"""
+import os
+import re
+import sys
+
+
+def mask_comments_and_strings(src):
+    """Return a copy of src where comments and string/char literals are replaced by spaces
+    (newlines kept), so that searches only see code. Offsets stay the same."""
+    out = list(src)
+    i, n = 0, len(src)
+    while i < n:
+        c = src[i]
+        if src.startswith("//", i):
+            j = src.find("\n", i)
+            j = n if j < 0 else j
+            for k in range(i, j):
+                out[k] = " "
+            i = j
+        elif src.startswith("/*", i):
+            j = src.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            for k in range(i, j):
+                if out[k] != "\n":
+                    out[k] = " "
+            i = j
+        elif c in "\"'":
+            # Raw strings are rare in kernels; treat R"( ... )" as an ordinary literal.
+            j = i + 1
+            while j < n and src[j] != c:
+                j += 2 if src[j] == "\\" else 1
+            for k in range(i + 1, min(j, n)):
+                if out[k] != "\n":
+                    out[k] = " "
+            i = j + 1
+        elif c == "#" and (i == 0 or src[i - 1] == "\n" or src[:i].rstrip(" \t").endswith("\n")):
+            # Preprocessor lines (e.g. #include <a>) are not code for our purposes.
+            j = i
+            while True:
+                e = src.find("\n", j)
+                if e < 0:
+                    e = n
+                    break
+                if src[e - 1] == "\\":
+                    j = e + 1
+                    continue
+                break
+            for k in range(i, e):
+                if out[k] != "\n":
+                    out[k] = " "
+            i = e
+        else:
+            i += 1
+    return "".join(out)
+
+
+def split_top_level(text):
+    """Split on commas that are not nested in (), [], {} or <> of template arguments."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def kernel_expr_start(code, end):
+    """Given code[:end] ending just before '<<<', find where the kernel expression starts:
+    identifiers, '::' and template argument lists such as reduce<256>."""
+    i = end
+    while i > 0 and code[i - 1] in " \t\n":
+        i -= 1
+    while True:
+        if i > 0 and code[i - 1] == ">":
+            depth = 0
+            j = i - 1
+            while j >= 0:
+                if code[j] == ">":
+                    depth += 1
+                elif code[j] == "<":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j -= 1
+            i = j
+            while i > 0 and code[i - 1] in " \t":
+                i -= 1
+        j = i
+        while j > 0 and (code[j - 1].isalnum() or code[j - 1] == "_"):
+            j -= 1
+        if j == i:
+            raise ValueError("could not find the kernel name before <<<")
+        i = j
+        if code[max(0, i - 2):i] == "::":
+            i -= 2
+            continue
+        return i
+
+
+class Edit:
+    def __init__(self, start, end, text):
+        self.start, self.end, self.text = start, end, text
+
+
+def find_launches(src, code):
+    edits = []
+    for m in re.finditer(r"<<<", code):
+        start = m.start()
+        if any(e.start <= start < e.end for e in edits):
+            continue
+        close = code.find(">>>", m.end())
+        if close < 0:
+            raise ValueError(f"line {src.count(chr(10), 0, start) + 1}: '<<<' without a matching '>>>'")
+        kstart = kernel_expr_start(code, start)
+        kexpr = src[kstart:start].strip()
+        config = split_top_level(src[m.end():close])
+        if not 2 <= len(config) <= 4:
+            raise ValueError(f"line {src.count(chr(10), 0, start) + 1}: a launch takes <<<grid, block[, shared bytes[, stream]]>>>")
+        name = re.sub(r"\s+", "", kexpr).replace('"', "")
+        text = f'::cudasim::launch({kexpr}, "{name}", __FILE__, __LINE__,{",".join(config)})'
+        edits.append(Edit(kstart, close + 3, text))
+    return edits
+
+
+def brace_scopes(code):
+    """For every offset, whether it lies inside a function body (or a block within one).
+    Returns a list of (offset, is_code) events at each brace."""
+    events = []
+    stack = []
+    last_stmt = 0
+    for i, ch in enumerate(code):
+        if ch == "{":
+            head = code[last_stmt:i]
+            is_code = bool(stack and stack[-1])
+            if not is_code:
+                is_code = not re.search(r"\b(namespace|struct|class|union|enum)\b|=\s*$", head) and bool(head.strip())
+                # `extern "C" {` and similar linkage blocks are not code.
+                if re.search(r"\bextern\b", head):
+                    is_code = False
+            stack.append(is_code)
+            events.append((i, bool(stack[-1])))
+            last_stmt = i + 1
+        elif ch == "}":
+            if stack:
+                stack.pop()
+            events.append((i, bool(stack and stack[-1])))
+            last_stmt = i + 1
+        elif ch == ";":
+            last_stmt = i + 1
+    return events
+
+
+def in_code(events, offset):
+    state = False
+    for pos, is_code in events:
+        if pos >= offset:
+            break
+        state = is_code
+    return state
+
+
+DYN_SHARED = re.compile(r"\bextern\s+__shared__\s+([^;\[]*?)\s*\b([A-Za-z_]\w*)\s*\[\s*\]\s*;")
+STATIC_SHARED = re.compile(r"\b__shared__\b([^;{}()]*(?:\([^;{}]*\))?[^;{}]*);")
+
+
+def find_shared(src, code):
+    edits = []
+    for m in DYN_SHARED.finditer(code):
+        ctype = re.sub(r"__align__\s*\([^)]*\)|alignas\s*\([^)]*\)", "", src[m.start(1):m.end(1)]).strip()
+        edits.append(Edit(m.start(), m.end(), f"static ::cudasim::DynamicShared<{ctype}> {m.group(2)};"))
+    events = brace_scopes(code)
+    for m in STATIC_SHARED.finditer(code):
+        if code[max(0, m.start() - 20):m.start()].rstrip().endswith("extern"):
+            continue
+        if not in_code(events, m.start()):
+            continue
+        decl = m.group(1)
+        names = []
+        for part in split_top_level(decl):
+            part = re.sub(r"\[.*", "", part.split("=")[0]).strip()
+            ident = re.findall(r"[A-Za-z_]\w*", part)
+            if ident:
+                names.append(ident[-1])
+        if not names:
+            continue
+        regs = " ".join(f'::cudasim::detail::shared_region(&{nm}, sizeof({nm}), "{nm}", __FILE__, __LINE__);' for nm in names)
+        edits.append(Edit(m.end(), m.end(), " " + regs))
+    return edits
+
+
+def find_printf(code):
+    return [Edit(m.start(1), m.end(1), "cudasim_printf") for m in re.finditer(r"(?<![\w.:>])(printf)\s*\(", code)]
+
+
+def translate(src, path):
+    code = mask_comments_and_strings(src)
+    edits = find_launches(src, code) + find_shared(src, code) + find_printf(code)
+    edits.sort(key=lambda e: e.start)
+    out, pos = [], 0
+    for e in edits:
+        if e.start < pos:
+            continue  # overlapping (e.g. printf inside a launch argument list): the launch wins
+        out.append(src[pos:e.start])
+        out.append(e.text)
+        pos = e.end
+    out.append(src[pos:])
+    abs_path = os.path.abspath(path).replace("\\", "/")
+    return f'#line 1 "{abs_path}"\n' + "".join(out)
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+        return 2
+    src_path, out_path = argv[1], argv[2]
+    with open(src_path, encoding="utf-8") as f:
+        src = f.read()
+    try:
+        result = translate(src, src_path)
+    except ValueError as e:
+        print(f"{src_path}: error: {e}", file=sys.stderr)
+        return 1
+    tmp = out_path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(result)
+    os.replace(tmp, out_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

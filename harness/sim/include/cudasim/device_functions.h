@@ -1,0 +1,105 @@
+// Device-side functions: atomics, integer intrinsics, math. Atomics are real CPU atomics because
+// blocks run concurrently on worker threads.
+#pragma once
+
+#include <math.h>  // fmaxf, fminf, sqrtf... in the global namespace, as in CUDA device code
+
+namespace cudasim {
+namespace detail {
+template <class T>
+T atomic_rmw_cas(T* addr, T (*op)(T, T), T val) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomic on an unsupported type");
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  U* a = reinterpret_cast<U*>(addr);
+  U old = __atomic_load_n(a, __ATOMIC_RELAXED);
+  for (;;) {
+    T o;
+    std::memcpy(&o, &old, sizeof(T));
+    T n = op(o, val);
+    U nb;
+    std::memcpy(&nb, &n, sizeof(T));
+    if (__atomic_compare_exchange_n(a, &old, nb, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) return o;
+  }
+}
+template <class T> T op_add(T a, T b) { return a + b; }
+template <class T> T op_min(T a, T b) { return b < a ? b : a; }
+template <class T> T op_max(T a, T b) { return a < b ? b : a; }
+}  // namespace detail
+}  // namespace cudasim
+
+// Integer atomics map to the CPU's atomic instructions; float/double use compare-and-swap loops.
+#define CUDASIM_INT_ATOMICS(T)                                                                      \
+  inline T atomicAdd(T* a, T v) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); }              \
+  inline T atomicSub(T* a, T v) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); }              \
+  inline T atomicExch(T* a, T v) { return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST); }            \
+  inline T atomicAnd(T* a, T v) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); }              \
+  inline T atomicOr(T* a, T v) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); }                \
+  inline T atomicXor(T* a, T v) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); }              \
+  inline T atomicMin(T* a, T v) { return ::cudasim::detail::atomic_rmw_cas<T>(a, ::cudasim::detail::op_min<T>, v); } \
+  inline T atomicMax(T* a, T v) { return ::cudasim::detail::atomic_rmw_cas<T>(a, ::cudasim::detail::op_max<T>, v); } \
+  inline T atomicCAS(T* a, T cmp, T v) {                                                            \
+    __atomic_compare_exchange_n(a, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);             \
+    return cmp;                                                                                     \
+  }
+CUDASIM_INT_ATOMICS(int)
+CUDASIM_INT_ATOMICS(unsigned int)
+CUDASIM_INT_ATOMICS(unsigned long long int)
+CUDASIM_INT_ATOMICS(long long int)
+#undef CUDASIM_INT_ATOMICS
+
+inline unsigned int atomicInc(unsigned int* a, unsigned int limit) {
+  return ::cudasim::detail::atomic_rmw_cas<unsigned>(a, [](unsigned o, unsigned l) { return o >= l ? 0u : o + 1; }, limit);
+}
+inline unsigned int atomicDec(unsigned int* a, unsigned int limit) {
+  return ::cudasim::detail::atomic_rmw_cas<unsigned>(a, [](unsigned o, unsigned l) { return (o == 0 || o > l) ? l : o - 1; }, limit);
+}
+inline float atomicAdd(float* a, float v) { return ::cudasim::detail::atomic_rmw_cas<float>(a, ::cudasim::detail::op_add<float>, v); }
+inline double atomicAdd(double* a, double v) { return ::cudasim::detail::atomic_rmw_cas<double>(a, ::cudasim::detail::op_add<double>, v); }
+inline float atomicExch(float* a, float v) { return ::cudasim::detail::atomic_rmw_cas<float>(a, [](float, float n) { return n; }, v); }
+// CUDA has no float atomicMin/atomicMax; calling one fails to compile, as with nvcc.
+float atomicMax(float*, float) = delete;
+float atomicMin(float*, float) = delete;
+
+// ---- integer intrinsics ---------------------------------------------------------------------
+inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline unsigned int __brev(unsigned int x) {
+  x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+  x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+  x = ((x >> 4) & 0x0F0F0F0Fu) | ((x & 0x0F0F0F0Fu) << 4);
+  x = ((x >> 8) & 0x00FF00FFu) | ((x & 0x00FF00FFu) << 8);
+  return (x >> 16) | (x << 16);
+}
+template <class T>
+T __ldg(const T* p) { return *p; }
+
+// ---- math: CUDA's device overloads of min/max and the float intrinsics ---------------------
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a < b ? b : a; }
+inline unsigned int min(unsigned int a, unsigned int b) { return a < b ? a : b; }
+inline unsigned int max(unsigned int a, unsigned int b) { return a < b ? b : a; }
+inline long long min(long long a, long long b) { return a < b ? a : b; }
+inline long long max(long long a, long long b) { return a < b ? b : a; }
+inline unsigned long long min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+inline unsigned long long max(unsigned long long a, unsigned long long b) { return a < b ? b : a; }
+inline float min(float a, float b) { return std::fmin(a, b); }
+inline float max(float a, float b) { return std::fmax(a, b); }
+inline double min(double a, double b) { return std::fmin(a, b); }
+inline double max(double a, double b) { return std::fmax(a, b); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __sinf(float x) { return std::sin(x); }
+inline float __cosf(float x) { return std::cos(x); }
+inline float __saturatef(float x) { return x < 0.f ? 0.f : (x > 1.f ? 1.f : x); }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
+inline int __float_as_int(float f) { int x; std::memcpy(&x, &f, 4); return x; }
+inline unsigned int __float_as_uint(float f) { unsigned x; std::memcpy(&x, &f, 4); return x; }
+inline float __uint_as_float(unsigned x) { float f; std::memcpy(&f, &x, 4); return f; }
+
+int cudasim_printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,350 @@
+// cudasim: the CUDA runtime and device API, executed on the CPU.
+//
+// A learner's .cu file is translated by harness/sim/cu2cpp.py (launch syntax, shared memory) and
+// compiled by an ordinary C++17 compiler with this header force-included. Every CUDA thread runs
+// as a fiber; see harness/sim/README.md for the execution model and the diagnostics.
+#pragma once
+
+#include <cfloat>
+#include <climits>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <algorithm>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#define CUDASIM 1
+
+// ---- qualifiers -----------------------------------------------------------------------------
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+#define __align__(n) alignas(n)
+// Shared memory is per worker thread; a worker runs one block at a time, so each block sees its
+// own copy. cu2cpp.py also registers function-scope arrays so they are poisoned per block.
+#define __shared__ static __thread
+
+#include "cudasim/vector_types.h"
+
+// ---- errors ---------------------------------------------------------------------------------
+enum cudaError_t {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorInitializationError = 3,
+  cudaErrorLaunchFailure = 4,
+  cudaErrorLaunchOutOfResources = 7,
+  cudaErrorInvalidConfiguration = 9,
+  cudaErrorInvalidDevicePointer = 17,
+  cudaErrorInvalidMemcpyDirection = 21,
+  cudaErrorInvalidResourceHandle = 400,
+  cudaErrorNotReady = 600,
+  cudaErrorIllegalAddress = 700,
+  cudaErrorUnknown = 999,
+};
+using cudaError = cudaError_t;
+
+enum cudaMemcpyKind {
+  cudaMemcpyHostToHost = 0,
+  cudaMemcpyHostToDevice = 1,
+  cudaMemcpyDeviceToHost = 2,
+  cudaMemcpyDeviceToDevice = 3,
+  cudaMemcpyDefault = 4,
+};
+
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+
+struct CUstream_st;
+using cudaStream_t = CUstream_st*;
+struct CUevent_st;
+using cudaEvent_t = CUevent_st*;
+
+struct cudaDeviceProp {
+  char name[256];
+  size_t totalGlobalMem;
+  size_t sharedMemPerBlock;
+  int regsPerBlock;
+  int warpSize;
+  int maxThreadsPerBlock;
+  int maxThreadsDim[3];
+  int maxGridSize[3];
+  int multiProcessorCount;
+  int major;
+  int minor;
+  int clockRate;
+  int memoryClockRate;
+  int memoryBusWidth;
+  int l2CacheSize;
+  size_t sharedMemPerBlockOptin;
+};
+
+namespace cudasim {
+
+// ---- configuration and introspection (not part of CUDA) ------------------------------------
+enum class Schedule : uint8_t { Forward, Reverse, Random };
+const char* schedule_name(Schedule s);
+
+struct Options {
+  Schedule schedules[3] = {Schedule::Forward, Schedule::Reverse, Schedule::Random};
+  int schedule_count = 3;    // each launch runs once per schedule; results must agree
+  int workers = 0;           // 0: one per core
+  double stall_seconds = 5;  // a thread running this long without a barrier is a runaway
+  uint64_t seed = 1;         // seeds the random schedule
+  size_t stack_bytes = 128 * 1024;
+};
+Options& options();  // initialised from CUDASIM_* environment variables on first use
+// Parses "forward,reverse,random"; returns false on an unknown name.
+bool set_schedules(const char* list);
+
+struct Stats {
+  uint64_t threads = 0;  // simulated CUDA threads run (all schedules)
+  uint64_t switches = 0; // fiber switches
+  uint64_t launches = 0;
+};
+Stats stats();
+const char* fiber_backend();  // "boost.context" or "ucontext"
+
+// How a kernel error (race, divergence, deadlock, warp misuse, launch of a host pointer...) ends.
+// Exit: print the diagnostic, call the fatal hook, exit with the code. Throw: throw KernelError
+// from the launch (used by the simulator's own tests).
+enum class ErrorMode { Exit, Throw };
+void set_error_mode(ErrorMode m);
+// Called with (exit code, kind) just before the process exits on a kernel error or a crash.
+// kind is "race", "error"; code is 3 for a race, 4 otherwise.
+void set_fatal_hook(void (*hook)(int code, const char* kind));
+
+struct KernelError {
+  int code;          // 3 race, 4 other
+  const char* kind;  // short machine name: "race", "divergence", "deadlock", "warp", ...
+  char message[4096];
+};
+
+// ---- internal: the state visible to device code --------------------------------------------
+namespace detail {
+struct Thread;
+struct Block;
+// Member names differ from the built-ins, which are macros.
+struct ThreadView {  // what built-ins read; first member of the simulator's Thread
+  uint3 tid;
+  unsigned lane;
+};
+struct BlockView {
+  uint3 bid;
+  dim3 bdim;
+  dim3 gdim;
+  unsigned char* dyn_shared;
+};
+extern __thread ThreadView* tl_thread;
+extern __thread BlockView* tl_block;
+
+[[noreturn]] void device_misuse(const char* what, const char* file, int line);
+inline ThreadView& cur_thread(const char* what) {
+  if (__builtin_expect(tl_thread == nullptr, 0)) device_misuse(what, nullptr, 0);
+  return *tl_thread;
+}
+inline BlockView& cur_block(const char* what) {
+  if (__builtin_expect(tl_block == nullptr, 0)) device_misuse(what, nullptr, 0);
+  return *tl_block;
+}
+
+void syncthreads(const char* file, int line);
+int syncthreads_reduce(int kind, int pred, const char* file, int line);
+
+enum class WarpOp : uint8_t { Sync, ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, Any, All, ReduceAdd, ReduceMin, ReduceMax, Activemask };
+// One warp collective: lanes in mask meet; value/param are this lane's operands.
+uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, int width, int value_bytes,
+                         bool is_signed, const char* file, int line);
+
+void shared_region(void* p, size_t bytes, const char* name, const char* file, int line);
+void threadfence();
+
+// Kernel launch plumbing.
+struct LaunchSite {
+  const char* kernel;
+  const char* file;
+  int line;
+};
+using Invoke = void (*)(const void* args);
+// Each argument is checked: a pointer must be null or point into device memory.
+struct ArgCheck {
+  const void* ptr;
+  int index;
+};
+void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke invoke, const void* args,
+            const ArgCheck* ptr_args, int n_ptr_args);
+
+template <class T>
+uintptr_t ptr_bits(const T& v) {
+  if constexpr (std::is_pointer<T>::value) return (uintptr_t)v; else return 0;
+}
+
+template <class Tuple, size_t... I>
+int collect_ptrs(const Tuple& t, ArgCheck* out, std::index_sequence<I...>) {
+  int n = 0;
+  (void)std::initializer_list<int>{
+      (std::is_pointer<std::tuple_element_t<I, Tuple>>::value ? (out[n++] = ArgCheck{(const void*)ptr_bits(std::get<I>(t)), (int)I}, 0)
+                                                               : 0)...,
+      0};
+  (void)t;
+  return n;
+}
+
+template <class... P>
+struct Launcher {
+  void (*kernel)(P...);
+  LaunchSite site;
+  dim3 grid, block;
+  size_t shmem;
+
+  using Tuple = std::tuple<std::decay_t<P>...>;
+  struct Payload {
+    void (*kernel)(P...);
+    Tuple args;
+  };
+  template <size_t... I>
+  static void call(const Payload& p, std::index_sequence<I...>) {
+    // Each thread gets its own copy of every parameter, as on the GPU.
+    p.kernel(std::tuple_element_t<I, Tuple>(std::get<I>(p.args))...);
+  }
+  static void run(const void* p) { call(*static_cast<const Payload*>(p), std::index_sequence_for<P...>{}); }
+
+  template <class... A>
+  void operator()(A&&... a) const {
+    static_assert(sizeof...(A) == sizeof...(P), "kernel launched with the wrong number of arguments");
+    // Arguments are converted to the kernel's parameter types once, at launch, as CUDA does.
+    const Payload payload{kernel, Tuple(static_cast<std::decay_t<P>>(std::forward<A>(a))...)};
+    ArgCheck ptrs[sizeof...(P) + 1];
+    int n = collect_ptrs(payload.args, ptrs, std::index_sequence_for<P...>{});
+    launch(site, grid, block, shmem, &run, &payload, ptrs, n);
+  }
+};
+}  // namespace detail
+
+// Translated `k<<<g, b, s, st>>>(args)` lands here.
+template <class... P>
+detail::Launcher<P...> launch(void (*k)(P...), const char* name, const char* file, int line, dim3 g, dim3 b,
+                              size_t shmem = 0, cudaStream_t = nullptr) {
+  return detail::Launcher<P...>{k, {name, file, line}, g, b, shmem};
+}
+
+// `extern __shared__ T name[];` becomes `static cudasim::DynamicShared<T> name;`.
+template <class T>
+struct DynamicShared {
+  constexpr DynamicShared() = default;
+  operator T*() const { return reinterpret_cast<T*>(detail::cur_block("dynamic shared memory").dyn_shared); }
+};
+
+}  // namespace cudasim
+
+// ---- built-in variables ---------------------------------------------------------------------
+#define threadIdx (::cudasim::detail::cur_thread("threadIdx").tid)
+#define blockIdx (::cudasim::detail::cur_block("blockIdx").bid)
+#define blockDim (::cudasim::detail::cur_block("blockDim").bdim)
+#define gridDim (::cudasim::detail::cur_block("gridDim").gdim)
+constexpr int warpSize = 32;
+
+// ---- synchronisation ------------------------------------------------------------------------
+inline void __syncthreads(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  ::cudasim::detail::syncthreads(file, line);
+}
+inline int __syncthreads_count(int p, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  return ::cudasim::detail::syncthreads_reduce(0, p, file, line);
+}
+inline int __syncthreads_and(int p, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  return ::cudasim::detail::syncthreads_reduce(1, p, file, line);
+}
+inline int __syncthreads_or(int p, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  return ::cudasim::detail::syncthreads_reduce(2, p, file, line);
+}
+inline void __syncwarp(unsigned mask = 0xffffffffu, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  ::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::Sync, mask, 0, 0, 32, 0, false, file, line);
+}
+inline void __threadfence(const char* = __builtin_FILE(), int = __builtin_LINE()) { ::cudasim::detail::threadfence(); }
+inline void __threadfence_block() { ::cudasim::detail::threadfence(); }
+inline void __threadfence_system() { ::cudasim::detail::threadfence(); }
+
+// ---- warp intrinsics ------------------------------------------------------------------------
+namespace cudasim {
+namespace detail {
+template <class T>
+uint64_t to_bits(T v) {
+  static_assert(std::is_trivially_copyable<T>::value && sizeof(T) <= 8,
+                "cudasim: warp shuffles take a value of at most 8 bytes (int, unsigned, float, double, long long)");
+  uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof(T));
+  return b;
+}
+template <class T>
+T from_bits(uint64_t b) {
+  T v;
+  std::memcpy(&v, &b, sizeof(T));
+  return v;
+}
+template <class T>
+T shfl(WarpOp op, unsigned mask, T v, int param, int width, const char* f, int l) {
+  return from_bits<T>(warp_collective(op, mask, to_bits(v), param, width, (int)sizeof(T), std::is_signed<T>::value, f, l));
+}
+}  // namespace detail
+}  // namespace cudasim
+
+template <class T>
+T __shfl_sync(unsigned mask, T var, int srcLane, int width = warpSize, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return ::cudasim::detail::shfl(::cudasim::detail::WarpOp::ShflIdx, mask, var, srcLane, width, f, l);
+}
+template <class T>
+T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return ::cudasim::detail::shfl(::cudasim::detail::WarpOp::ShflUp, mask, var, (int)delta, width, f, l);
+}
+template <class T>
+T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return ::cudasim::detail::shfl(::cudasim::detail::WarpOp::ShflDown, mask, var, (int)delta, width, f, l);
+}
+template <class T>
+T __shfl_xor_sync(unsigned mask, T var, int laneMask, int width = warpSize, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return ::cudasim::detail::shfl(::cudasim::detail::WarpOp::ShflXor, mask, var, laneMask, width, f, l);
+}
+inline unsigned __ballot_sync(unsigned mask, int pred, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return (unsigned)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::Ballot, mask, pred != 0, 0, 32, 4, false, f, l);
+}
+inline int __any_sync(unsigned mask, int pred, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return (int)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::Any, mask, pred != 0, 0, 32, 4, false, f, l);
+}
+inline int __all_sync(unsigned mask, int pred, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return (int)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::All, mask, pred != 0, 0, 32, 4, false, f, l);
+}
+inline int __reduce_add_sync(unsigned mask, int v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return (int)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::ReduceAdd, mask, (uint64_t)(int64_t)v, 0, 32, 4, true, f, l);
+}
+inline unsigned __reduce_add_sync(unsigned mask, unsigned v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return (unsigned)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::ReduceAdd, mask, v, 0, 32, 4, false, f, l);
+}
+inline int __reduce_min_sync(unsigned mask, int v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return (int)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::ReduceMin, mask, (uint64_t)(int64_t)v, 0, 32, 4, true, f, l);
+}
+inline int __reduce_max_sync(unsigned mask, int v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return (int)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::ReduceMax, mask, (uint64_t)(int64_t)v, 0, 32, 4, true, f, l);
+}
+inline unsigned __activemask() {
+  // Without lockstep, "the lanes converged here" is not observable; report the lanes of this
+  // warp that have not exited, which is what converged code sees.
+  return (unsigned)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::Activemask, 0, 0, 0, 32, 4, false, nullptr, 0);
+}
+// The pre-Volta forms assumed lockstep execution; they do not exist since CUDA 9 on sm_70+.
+template <class T> T __shfl(T, int, int = 32) = delete;
+template <class T> T __shfl_up(T, unsigned, int = 32) = delete;
+template <class T> T __shfl_down(T, unsigned, int = 32) = delete;
+template <class T> T __shfl_xor(T, int, int = 32) = delete;
+unsigned __ballot(int) = delete;
+int __any(int) = delete;
+int __all(int) = delete;
+
+#include "cudasim/device_functions.h"
+#include "cudasim/host_api.h"

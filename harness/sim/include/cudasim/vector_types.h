@@ -1,0 +1,38 @@
+// CUDA's built-in vector types and their make_* helpers, with CUDA's sizes and alignments.
+#pragma once
+
+#define CUDASIM_VEC2(T, N, A)                            \
+  struct alignas(A) N##2 { T x, y; };                    \
+  inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }
+#define CUDASIM_VEC3(T, N)                                       \
+  struct N##3 { T x, y, z; };                                    \
+  inline N##3 make_##N##3(T x, T y, T z) { return N##3{x, y, z}; }
+#define CUDASIM_VEC4(T, N, A)                                                \
+  struct alignas(A) N##4 { T x, y, z, w; };                                  \
+  inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+
+CUDASIM_VEC2(int, int, 8)
+CUDASIM_VEC3(int, int)
+CUDASIM_VEC4(int, int, 16)
+CUDASIM_VEC2(unsigned int, uint, 8)
+CUDASIM_VEC3(unsigned int, uint)
+CUDASIM_VEC4(unsigned int, uint, 16)
+CUDASIM_VEC2(float, float, 8)
+CUDASIM_VEC3(float, float)
+CUDASIM_VEC4(float, float, 16)
+CUDASIM_VEC2(double, double, 16)
+CUDASIM_VEC3(double, double)
+CUDASIM_VEC4(double, double, 16)
+CUDASIM_VEC2(long long, longlong, 16)
+CUDASIM_VEC4(long long, longlong, 16)
+
+#undef CUDASIM_VEC2
+#undef CUDASIM_VEC3
+#undef CUDASIM_VEC4
+
+struct dim3 {
+  unsigned int x, y, z;
+  constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) : x(vx), y(vy), z(vz) {}
+  constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+  constexpr operator uint3() const { return uint3{x, y, z}; }
+};

@@ -1,0 +1,3 @@
+// Provided by the CPU simulator.
+#pragma once
+#include "cudasim/runtime.h"

@@ -1,0 +1,536 @@
+// The execution engine: worker threads run blocks; a block's threads are fibers scheduled in a
+// chosen order inside each barrier interval; barriers and warp collectives are meeting points.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <thread>
+
+#include "internal.h"
+
+namespace cudasim {
+namespace detail {
+
+__thread Worker* tl_worker = nullptr;
+__thread ThreadView* tl_thread = nullptr;
+__thread BlockView* tl_block = nullptr;
+
+static std::atomic<uint64_t> g_switches{0};
+static std::atomic<uint64_t> g_threads_run{0};
+uint64_t fiber_switch_count() { return g_switches.load(); }
+uint64_t threads_run_count() { return g_threads_run.load(); }
+
+void Grid::fail(int code, const char* kind, const std::string& msg) {
+  std::lock_guard<std::mutex> lock(err_mu);
+  if (err.code == 0) {
+    err.code = code;
+    err.kind = kind;
+    err.message = msg;
+  }
+  abort.store(true);
+}
+
+static inline uint64_t splitmix(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inside a fiber
+// ---------------------------------------------------------------------------------------------
+
+static inline Thread& self_thread() { return *reinterpret_cast<Thread*>(tl_thread); }
+
+static void yield_to_scheduler(Worker& w, Thread& t) {
+  g_switches.fetch_add(1, std::memory_order_relaxed);
+  fiber_yield(w.sched, t.fiber);
+  // Resumed: the scheduler has set tl_thread back to this thread.
+}
+
+// Records an error found by the running thread and parks it for good.
+[[noreturn]] static void thread_fault(Worker& w, Thread& t, const char* kind, const std::string& msg) {
+  w.grid->fail(4, kind, msg);
+  t.st = St::Faulted;
+  for (;;) yield_to_scheduler(w, t);
+}
+
+static std::string who(const Worker& w, const Thread& t) {
+  return strf("block %s, thread %s", dim_str(w.block.bid, w.block.gdim).c_str(),
+              dim_str(t.view.tid, w.block.bdim).c_str());
+}
+
+static void thread_entry(void* arg) {
+  Thread& t = *static_cast<Thread*>(arg);
+  Worker& w = *tl_worker;
+  try {
+    w.grid->invoke(w.grid->args);
+  } catch (const std::exception& e) {
+    thread_fault(w, t, "exception", strf("%s: a C++ exception escaped the kernel in %s: %s", kernel_str(w.grid->site).c_str(),
+                                         who(w, t).c_str(), e.what()));
+  } catch (...) {
+    thread_fault(w, t, "exception", strf("%s: an exception escaped the kernel in %s", kernel_str(w.grid->site).c_str(), who(w, t).c_str()));
+  }
+  t.st = St::Exited;
+  for (;;) yield_to_scheduler(w, t);  // the scheduler never resumes an exited thread
+}
+
+void device_misuse(const char* what, const char* file, int line) {
+  fatal(4, "misuse", strf("%s%s was used outside a kernel (in host code). Built-in variables and device synchronisation "
+                          "exist only inside a __global__ function and the __device__ functions it calls.",
+                          file ? (where(file, line) + ": ").c_str() : "", what));
+}
+
+void syncthreads(const char* file, int line) {
+  Worker* w = tl_worker;
+  if (!w || !tl_thread) device_misuse("__syncthreads()", file, line);
+  Thread& t = self_thread();
+  t.st = St::AtBarrier;
+  t.wait_file = file;
+  t.wait_line = line;
+  t.wait_what = "__syncthreads()";
+  t.bar_kind = -1;
+  t.bar_pred = 0;
+  yield_to_scheduler(*w, t);
+}
+
+int syncthreads_reduce(int kind, int pred, const char* file, int line) {
+  static const char* names[] = {"__syncthreads_count()", "__syncthreads_and()", "__syncthreads_or()"};
+  Worker* w = tl_worker;
+  if (!w || !tl_thread) device_misuse(names[kind], file, line);
+  Thread& t = self_thread();
+  t.st = St::AtBarrier;
+  t.wait_file = file;
+  t.wait_line = line;
+  t.wait_what = names[kind];
+  t.bar_kind = kind;
+  t.bar_pred = pred != 0;
+  yield_to_scheduler(*w, t);
+  return w->bar_result;  // computed by the scheduler when the barrier released
+}
+
+void threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+static const char* op_name(WarpOp op) {
+  switch (op) {
+    case WarpOp::Sync: return "__syncwarp";
+    case WarpOp::ShflIdx: return "__shfl_sync";
+    case WarpOp::ShflUp: return "__shfl_up_sync";
+    case WarpOp::ShflDown: return "__shfl_down_sync";
+    case WarpOp::ShflXor: return "__shfl_xor_sync";
+    case WarpOp::Ballot: return "__ballot_sync";
+    case WarpOp::Any: return "__any_sync";
+    case WarpOp::All: return "__all_sync";
+    case WarpOp::ReduceAdd: return "__reduce_add_sync";
+    case WarpOp::ReduceMin: return "__reduce_min_sync";
+    case WarpOp::ReduceMax: return "__reduce_max_sync";
+    case WarpOp::Activemask: return "__activemask";
+  }
+  return "?";
+}
+
+static uint64_t poison_bits(int bytes) {
+  uint64_t v = 0xCDCDCDCDCDCDCDCDull;
+  return bytes >= 8 ? v : (v & ((1ull << (8 * bytes)) - 1));
+}
+
+static int64_t as_signed32(uint64_t v) { return (int64_t)(int32_t)(uint32_t)v; }
+
+// All live lanes of the group's mask have arrived: compute every lane's result, wake them up.
+static void complete_group(Worker& w, unsigned warp_index, WarpGroup& g) {
+  Thread* lanes = &w.threads[warp_index * 32];
+  unsigned ballot = 0;
+  int64_t red = 0;
+  bool first = true;
+  for (unsigned l = 0; l < 32; ++l) {
+    if (!(g.arrived & (1u << l))) continue;
+    if (g.value[l]) ballot |= 1u << l;
+    int64_t v = g.is_signed ? as_signed32(g.value[l]) : (int64_t)(uint32_t)g.value[l];
+    if (g.op == WarpOp::ReduceAdd) red += v;
+    else if (g.op == WarpOp::ReduceMin) red = first ? v : std::min(red, v);
+    else if (g.op == WarpOp::ReduceMax) red = first ? v : std::max(red, v);
+    first = false;
+  }
+  for (unsigned l = 0; l < 32; ++l) {
+    if (!(g.arrived & (1u << l))) continue;
+    uint64_t r = 0;
+    unsigned base = l & ~unsigned(g.width - 1);
+    int src = -1;
+    switch (g.op) {
+      case WarpOp::ShflIdx: src = int(base + (unsigned(g.param[l]) & unsigned(g.width - 1))); break;
+      case WarpOp::ShflUp: src = (int(l - base) >= g.param[l]) ? int(l) - g.param[l] : int(l); break;
+      case WarpOp::ShflDown: src = (int(l - base) + g.param[l] < g.width) ? int(l) + g.param[l] : int(l); break;
+      case WarpOp::ShflXor: {
+        int s = int(l) ^ g.param[l];
+        src = (s >= int(base + g.width) || s > 31 || s < 0) ? int(l) : s;
+        break;
+      }
+      case WarpOp::Ballot: r = ballot; break;
+      case WarpOp::Any: r = ballot != 0; break;
+      case WarpOp::All: r = (ballot & g.arrived) == g.arrived; break;
+      case WarpOp::ReduceAdd:
+      case WarpOp::ReduceMin:
+      case WarpOp::ReduceMax: r = (uint64_t)red; break;
+      default: break;
+    }
+    if (src >= 0) {
+      // A lane that is not taking part (outside the mask, exited, or absent) has no value to give:
+      // the GPU returns garbage, so does the simulator.
+      r = (g.arrived & (1u << src)) ? g.value[src] : poison_bits(g.value_bytes);
+    }
+    lanes[l].warp_result = r;
+    if (lanes[l].st == St::AtWarp) lanes[l].st = St::Runnable;
+  }
+}
+
+static bool group_complete(const Warp& wp, const WarpGroup& g) {
+  unsigned need = g.mask & wp.live;
+  return (g.arrived & need) == need;
+}
+
+uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, int width, int value_bytes, bool is_signed,
+                         const char* file, int line) {
+  Worker* wk = tl_worker;
+  if (!wk || !tl_thread) device_misuse(op_name(op), file, line);
+  Worker& w = *wk;
+  Thread& t = self_thread();
+  unsigned lane = t.view.lane, warp_index = t.linear / 32;
+  Warp& wp = w.warps[warp_index];
+  if (op == WarpOp::Activemask) return wp.live;
+  std::string at = where(file, line);
+  if (!(mask & (1u << lane)))
+    thread_fault(w, t, "warp",
+                 strf("warp misuse at %s: %s: lane %u calls %s with mask 0x%08x, which does not include lane %u itself.\n"
+                      "  Every lane that calls a *_sync intrinsic must be named in its mask.",
+                      at.c_str(), who(w, t).c_str(), lane, op_name(op), mask, lane));
+  if (width <= 0 || width > 32 || (width & (width - 1)))
+    thread_fault(w, t, "warp", strf("warp misuse at %s: %s: width %d of %s is not a power of two between 1 and 32.", at.c_str(),
+                                    who(w, t).c_str(), width, op_name(op)));
+  WarpGroup* g = nullptr;
+  for (WarpGroup& x : wp.groups) {
+    if (x.mask == mask) {
+      g = &x;
+      break;
+    }
+    if (x.mask & mask) {
+      unsigned other = __builtin_ctz(x.arrived);
+      thread_fault(w, t, "warp",
+                   strf("warp misuse at %s: %s: lane %u calls %s with mask 0x%08x while lane %u of the same warp waits in %s at %s "
+                        "with mask 0x%08x.\n  Lanes that meet in a *_sync call must all pass the same mask.",
+                        at.c_str(), who(w, t).c_str(), lane, op_name(op), mask, other, op_name(x.op), where(x.file, x.line).c_str(),
+                        x.mask));
+    }
+  }
+  if (g && g->op != op) {
+    unsigned other = __builtin_ctz(g->arrived);
+    thread_fault(w, t, "warp",
+                 strf("warp misuse at %s: %s: lane %u calls %s while lane %u waits in %s at %s with the same mask 0x%08x.\n"
+                      "  The lanes of a mask must all call the same intrinsic; the others took a different branch.",
+                      at.c_str(), who(w, t).c_str(), lane, op_name(op), other, op_name(g->op), where(g->file, g->line).c_str(), mask));
+  }
+  if (!g) {
+    wp.groups.push_back(WarpGroup{op, mask, 0, width, value_bytes, is_signed, file, line, {}, {}});
+    g = &wp.groups.back();
+  }
+  g->value[lane] = value;
+  g->param[lane] = param;
+  g->arrived |= 1u << lane;
+  if (group_complete(wp, *g)) {
+    complete_group(w, warp_index, *g);
+    uint64_t r = t.warp_result;
+    wp.groups.erase(wp.groups.begin() + (g - wp.groups.data()));
+    return r;
+  }
+  t.st = St::AtWarp;
+  t.wait_file = file;
+  t.wait_line = line;
+  t.wait_what = op_name(op);
+  t.wait_mask = mask;
+  yield_to_scheduler(w, t);
+  return t.warp_result;
+}
+
+void shared_region(void* p, size_t bytes, const char* name, const char* file, int line) {
+  Worker* w = tl_worker;
+  if (!w) return;  // a __shared__ declaration reached from host code: nothing to track
+  for (const SharedRegion& r : w->shared_regions)
+    if (r.p == p) return;
+  w->shared_regions.push_back(SharedRegion{p, bytes, name, file, line});
+  w->static_shared_bytes += bytes;
+  std::memset(p, 0xCD, bytes);  // shared memory starts with garbage on the GPU too
+  size_t total = w->static_shared_bytes + w->grid->shmem;
+  if (total > 48 * 1024)
+    thread_fault(*w, self_thread(), "launch",
+                 strf("%s: block uses %zu bytes of shared memory (%zu static, %zu dynamic); the limit is 49152 bytes (48 KiB) "
+                      "per block. Last declared: %s at %s.",
+                      kernel_str(w->grid->site).c_str(), total, w->static_shared_bytes, w->grid->shmem, name,
+                      where(file, line).c_str()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The block scheduler
+// ---------------------------------------------------------------------------------------------
+
+static void ensure_stacks(Worker& w, size_t n) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t sz = (options().stack_bytes + page - 1) / page * page;
+  while (w.stacks.size() < n) {
+    void* m = mmap(nullptr, sz + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate a thread stack (out of memory)");
+    mprotect(m, page, PROT_NONE);  // a stack overflow faults here instead of corrupting a neighbour
+    w.stacks.push_back(static_cast<char*>(m) + page);
+  }
+}
+
+static void resume(Worker& w, Thread& t) {
+  tl_thread = &t.view;
+  w.current.store(&t, std::memory_order_relaxed);
+  w.progress.fetch_add(1, std::memory_order_relaxed);
+  g_switches.fetch_add(1, std::memory_order_relaxed);
+  fiber_resume(w.sched, t.fiber);
+  w.current.store(nullptr, std::memory_order_relaxed);
+  tl_thread = nullptr;
+}
+
+static std::string list_waiters(Worker& w, unsigned n, St st) {
+  // Groups threads by where they wait: "threads 0-3 wait at __syncthreads() at f:12".
+  std::vector<std::pair<std::string, std::vector<unsigned>>> groups;
+  for (unsigned i = 0; i < n; ++i) {
+    Thread& t = w.threads[i];
+    if (t.st != st) continue;
+    std::string key = std::string(t.wait_what ? t.wait_what : "?");
+    if (st == St::AtWarp) key += strf(" (mask 0x%08x)", t.wait_mask);
+    key += " at " + where(t.wait_file, t.wait_line);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == key; });
+    if (it == groups.end()) groups.push_back({key, {i}});
+    else it->second.push_back(i);
+  }
+  std::string out;
+  for (auto& g : groups)
+    out += strf("    thread%s %s wait in %s\n", g.second.size() > 1 ? "s" : "", ranges(g.second).c_str(), g.first.c_str());
+  return out;
+}
+
+static std::string list_exited(Worker& w, unsigned n) {
+  std::vector<unsigned> ids;
+  for (unsigned i = 0; i < n; ++i)
+    if (w.threads[i].st == St::Exited) ids.push_back(i);
+  if (ids.empty()) return "";
+  return strf("    thread%s %s %s returned\n", ids.size() > 1 ? "s" : "", ranges(ids).c_str(), ids.size() > 1 ? "have" : "has");
+}
+
+// Runs one block to completion (or to its first error) under the grid's schedule.
+static void run_block(Worker& w, Grid& g, uint32_t linear) {
+  const dim3 gd = g.grid, bd = g.block;
+  unsigned n = bd.x * bd.y * bd.z;
+  w.block.bid = uint3{linear % gd.x, (linear / gd.x) % gd.y, linear / (gd.x * gd.y)};
+  w.block.bdim = bd;
+  w.block.gdim = gd;
+  w.block_linear = linear;
+  if (w.dyn_shared.size() < g.shmem + 16) w.dyn_shared.resize(g.shmem + 16);
+  // 16-byte aligned, and garbage at the start as on the GPU.
+  unsigned char* dyn = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(w.dyn_shared.data()) + 15) & ~uintptr_t(15));
+  std::memset(dyn, 0xCD, g.shmem);
+  w.block.dyn_shared = dyn;
+  w.shared_regions.clear();
+  w.static_shared_bytes = 0;
+  tl_block = &w.block;
+
+  if (w.threads.size() < n) w.threads.resize(n);
+  ensure_stacks(w, n);
+  size_t stack_bytes = (options().stack_bytes + (size_t)sysconf(_SC_PAGESIZE) - 1) / (size_t)sysconf(_SC_PAGESIZE) * (size_t)sysconf(_SC_PAGESIZE);
+  unsigned nwarps = (n + 31) / 32;
+  w.warps.resize(nwarps);
+  for (unsigned k = 0; k < nwarps; ++k) {
+    unsigned lanes = std::min(32u, n - k * 32);
+    w.warps[k].live = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1);
+    w.warps[k].groups.clear();
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    Thread& t = w.threads[i];
+    t.view.tid = uint3{i % bd.x, (i / bd.x) % bd.y, i / (bd.x * bd.y)};
+    t.view.lane = i % 32;
+    t.linear = i;
+    t.st = St::Runnable;
+    t.wait_file = nullptr;
+    fiber_make(t.fiber, w.stacks[i], stack_bytes, thread_entry, &t);
+  }
+  g_threads_run.fetch_add(n, std::memory_order_relaxed);
+
+  std::vector<unsigned> order(n);
+  for (unsigned i = 0; i < n; ++i) order[i] = g.schedule == Schedule::Reverse ? n - 1 - i : i;
+  uint64_t rng = g.seed ^ (uint64_t(linear) * 0x9E3779B97F4A7C15ull);
+  std::string ksite = kernel_str(g.site);
+  std::string blk = dim_str(w.block.bid, gd);
+
+  for (;;) {
+    // One barrier interval: sweep the runnable threads in schedule order until none is left.
+    bool ran = true;
+    while (ran) {
+      ran = false;
+      if (g.schedule == Schedule::Random)
+        for (unsigned i = n; i > 1; --i) std::swap(order[i - 1], order[splitmix(rng) % i]);
+      for (unsigned k = 0; k < n; ++k) {
+        Thread& t = w.threads[order[k]];
+        if (t.st != St::Runnable) continue;
+        ran = true;
+        resume(w, t);
+        if (t.st == St::Faulted || g.abort.load(std::memory_order_relaxed)) return;
+        if (t.st == St::Exited) {
+          Warp& wp = w.warps[t.linear / 32];
+          wp.live &= ~(1u << t.view.lane);
+          // A lane that returns no longer counts in its warp's pending *_sync calls.
+          for (size_t gi = 0; gi < wp.groups.size();) {
+            if (group_complete(wp, wp.groups[gi])) {
+              complete_group(w, t.linear / 32, wp.groups[gi]);
+              wp.groups.erase(wp.groups.begin() + gi);
+            } else {
+              ++gi;
+            }
+          }
+        }
+      }
+    }
+    unsigned exited = 0, at_bar = 0, at_warp = 0;
+    for (unsigned i = 0; i < n; ++i) {
+      St s = w.threads[i].st;
+      exited += s == St::Exited;
+      at_bar += s == St::AtBarrier;
+      at_warp += s == St::AtWarp;
+    }
+    if (exited == n) return;
+    if (at_warp > 0) {
+      bool mixed = at_bar > 0;
+      g.fail(4, mixed ? "divergence" : "deadlock",
+             strf("%s %s: block %s cannot make progress: lanes wait in a warp *_sync call for lanes that never arrive.\n%s%s%s"
+                  "  Every non-exited lane named in a mask must reach the same *_sync call. A lane that took the other side of an "
+                  "if, or waits at __syncthreads(), never arrives.",
+                  mixed ? "barrier divergence in" : "deadlock in", ksite.c_str(), blk.c_str(), list_waiters(w, n, St::AtWarp).c_str(),
+                  list_waiters(w, n, St::AtBarrier).c_str(), list_exited(w, n).c_str()));
+      return;
+    }
+    // Everyone left is at a barrier. CUDA counts only threads that have not exited.
+    Thread* first = nullptr;
+    bool same = true;
+    for (unsigned i = 0; i < n; ++i) {
+      Thread& t = w.threads[i];
+      if (t.st != St::AtBarrier) continue;
+      if (!first) first = &t;
+      else if (t.wait_line != first->wait_line || t.wait_what != first->wait_what ||
+               (t.wait_file != first->wait_file && std::strcmp(t.wait_file, first->wait_file) != 0))
+        same = false;
+    }
+    if (!same) {
+      g.fail(4, "divergence",
+             strf("barrier divergence in %s, block %s: threads wait at different barriers.\n%s%s"
+                  "  Every thread of a block must reach the same __syncthreads() call. Move the barrier out of the if/else, or make "
+                  "the condition the same for the whole block.",
+                  ksite.c_str(), blk.c_str(), list_waiters(w, n, St::AtBarrier).c_str(), list_exited(w, n).c_str()));
+      return;
+    }
+    int count = 0, all = 1, any = 0;
+    for (unsigned i = 0; i < n; ++i) {
+      Thread& t = w.threads[i];
+      if (t.st != St::AtBarrier) continue;
+      count += t.bar_pred;
+      all &= t.bar_pred;
+      any |= t.bar_pred;
+      t.st = St::Runnable;
+    }
+    w.bar_result = first->bar_kind == 0 ? count : first->bar_kind == 1 ? all : first->bar_kind == 2 ? any : 0;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workers
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+struct Pool {
+  std::mutex mu;
+  std::condition_variable cv_work, cv_done;
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::thread> threads;
+  Grid* grid = nullptr;
+  uint64_t generation = 0;
+  int busy = 0;
+};
+Pool& pool() {
+  static Pool* p = new Pool();  // never destroyed: workers outlive static destruction
+  return *p;
+}
+}  // namespace
+
+std::vector<Worker*> all_workers() {
+  std::vector<Worker*> v;
+  for (auto& w : pool().workers) v.push_back(w.get());
+  return v;
+}
+
+static void worker_loop(Worker* w) {
+  Pool& p = pool();
+  tl_worker = w;
+  install_crash_handlers();  // per-thread alternate signal stack
+  uint64_t seen = 0;
+  for (;;) {
+    Grid* g;
+    {
+      std::unique_lock<std::mutex> lock(p.mu);
+      p.cv_work.wait(lock, [&] { return p.generation != seen; });
+      seen = p.generation;
+      g = p.grid;
+    }
+    w->grid = g;
+    for (;;) {
+      if (g->abort.load()) break;
+      size_t i = g->next.fetch_add(1);
+      if (i >= g->order.size()) break;
+      run_block(*w, *g, g->order[i]);
+    }
+    tl_block = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(p.mu);
+      if (--p.busy == 0) p.cv_done.notify_all();
+    }
+  }
+}
+
+void worker_threads_init() {
+  Pool& p = pool();
+  if (!p.workers.empty()) return;
+  int n = options().workers;
+  if (n <= 0) n = (int)std::max(1u, std::thread::hardware_concurrency());
+  for (int i = 0; i < n; ++i) {
+    p.workers.emplace_back(new Worker());
+    p.workers.back()->index = i;
+  }
+  for (int i = 0; i < n; ++i) {
+    p.threads.emplace_back(worker_loop, p.workers[i].get());
+    p.threads.back().detach();
+  }
+  watchdog_start();
+}
+
+void run_grid(Grid& g) {
+  Pool& p = pool();
+  worker_threads_init();
+  size_t blocks = size_t(g.grid.x) * g.grid.y * g.grid.z;
+  g.order.resize(blocks);
+  for (size_t i = 0; i < blocks; ++i) g.order[i] = uint32_t(g.schedule == Schedule::Reverse ? blocks - 1 - i : i);
+  if (g.schedule == Schedule::Random) {
+    uint64_t s = g.seed;
+    for (size_t i = blocks; i > 1; --i) std::swap(g.order[i - 1], g.order[splitmix(s) % i]);
+  }
+  std::unique_lock<std::mutex> lock(p.mu);
+  p.grid = &g;
+  p.busy = (int)p.workers.size();
+  ++p.generation;
+  p.cv_work.notify_all();
+  p.cv_done.wait(lock, [&] { return p.busy == 0; });
+  p.grid = nullptr;
+}
+
+}  // namespace detail
+}  // namespace cudasim

@@ -1,0 +1,162 @@
+// Shared declarations of the simulator's translation units. Not included by learner code.
+#pragma once
+
+#include <atomic>
+#include <cstdarg>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cudasim/runtime.h"
+#include "fiber.h"
+
+namespace cudasim {
+namespace detail {
+
+enum class St : uint8_t { Runnable, AtBarrier, AtWarp, Exited, Faulted };
+
+struct Thread {
+  ThreadView view;  // what threadIdx and the lane id read
+  St st = St::Runnable;
+  unsigned linear = 0;
+  FiberCtx fiber;
+  // Where the thread waits, for diagnostics and barrier matching.
+  const char* wait_file = nullptr;
+  int wait_line = 0;
+  const char* wait_what = nullptr;
+  unsigned wait_mask = 0;
+  int bar_kind = -1;  // -1 __syncthreads, 0 count, 1 and, 2 or
+  int bar_pred = 0;
+  uint64_t warp_result = 0;
+};
+
+// Lanes of one warp that meet in one *_sync call with the same mask.
+struct WarpGroup {
+  WarpOp op;
+  unsigned mask;
+  unsigned arrived;
+  int width;
+  int value_bytes;
+  bool is_signed;
+  const char* file;
+  int line;
+  uint64_t value[32];
+  int param[32];
+};
+
+struct Warp {
+  unsigned live = 0;  // lanes that exist and have not exited
+  std::vector<WarpGroup> groups;
+};
+
+struct SharedRegion {
+  void* p;
+  size_t bytes;
+  const char* name;
+  const char* file;
+  int line;
+};
+
+struct Grid;
+
+// One per worker OS thread. A worker runs one block at a time; all of the block's fibers share it.
+struct Worker {
+  int index = 0;
+  std::vector<Thread> threads;
+  std::vector<Warp> warps;
+  std::vector<void*> stacks;  // one per thread slot, with a guard page below each
+  std::vector<unsigned char> dyn_shared;
+  std::vector<SharedRegion> shared_regions;
+  size_t static_shared_bytes = 0;
+  BlockView block;
+  unsigned block_linear = 0;
+  Grid* grid = nullptr;
+  FiberCtx sched;  // the scheduler's own context (ucontext backend)
+  uint64_t rng = 0;
+  int bar_result = 0;
+  // Watchdog: progress counts resumptions; current is the running thread, or null.
+  std::atomic<uint64_t> progress{0};
+  std::atomic<Thread*> current{nullptr};
+  bool faulted = false;
+};
+
+extern __thread Worker* tl_worker;
+
+// An error found while running a grid: the first one wins.
+struct ErrorRec {
+  int code = 0;  // 3 race, 4 other
+  std::string kind;
+  std::string message;
+};
+
+struct Grid {
+  LaunchSite site;
+  dim3 grid, block;
+  size_t shmem;
+  Invoke invoke;
+  const void* args;
+  Schedule schedule;
+  int schedule_index;
+  uint64_t seed;
+  std::vector<uint32_t> order;  // block dispatch order
+  std::atomic<size_t> next{0};
+  std::atomic<bool> abort{false};
+  std::mutex err_mu;
+  ErrorRec err;
+  void fail(int code, const char* kind, const std::string& msg);
+};
+
+// Formatting helpers.
+std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string where(const char* file, int line);
+std::string dim_str(uint3 v, dim3 extent);  // "5" for 1-D extents, "(x, y, z)" otherwise
+std::string ranges(const std::vector<unsigned>& ids);  // "0-3, 8, 10-15"
+std::string kernel_str(const LaunchSite& s);
+
+// Engine (engine.cpp).
+void run_grid(Grid& g);
+void worker_threads_init();
+uint64_t fiber_switch_count();
+uint64_t threads_run_count();
+
+// Memory (memory.cpp).
+struct Alloc {
+  int id;
+  uintptr_t map_base;
+  size_t map_len;
+  uintptr_t data;
+  size_t bytes;
+  size_t elem;
+  const char* type;
+  const char* file;
+  int line;
+};
+// The live allocation containing [p, p + len), or null.
+const Alloc* find_alloc(const void* p, size_t len = 1);
+std::string alloc_str(const Alloc& a);
+// For a faulting address: a description of what it hits (guard page, freed buffer...), or "".
+std::string describe_address(uintptr_t addr);
+// Race detection: copy every live allocation / compare with a copy / restore it.
+struct Snapshot {
+  std::vector<std::pair<const Alloc*, std::vector<unsigned char>>> parts;
+};
+void snapshot_take(Snapshot& s);
+void snapshot_restore(const Snapshot& s);
+// Returns "" when equal, else a description of the first differences.
+std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* name_b, const ErrorRec* unused = nullptr);
+// Checks the canaries around every allocation; returns "" or a description of the overwrite.
+std::string check_canaries();
+void set_last_error(cudaError_t e);
+// Device memory is inaccessible to host code except inside the runtime, as on a GPU.
+void device_access(bool on);
+
+// Reporting (report.cpp).
+void report_kernel_error(const ErrorRec& e);  // prints, then exits or throws per ErrorMode
+[[noreturn]] void fatal(int code, const char* kind, const std::string& message);
+void install_crash_handlers();
+void watchdog_start();
+std::string describe_current_thread();  // "kernel K, block b, thread t" or ""
+extern std::atomic<int> g_schedule_index;  // schedule of the launch in flight (printf muting)
+
+}  // namespace detail
+}  // namespace cudasim

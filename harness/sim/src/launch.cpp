@@ -1,0 +1,282 @@
+// Kernel launch: validate the configuration as CUDA does, then run the grid once per schedule
+// from the same device memory and compare; plus the rest of the runtime API.
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "internal.h"
+
+namespace cudasim {
+
+const char* schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::Forward: return "forward";
+    case Schedule::Reverse: return "reverse";
+    case Schedule::Random: return "random";
+  }
+  return "?";
+}
+
+bool set_schedules(const char* list) {
+  Options& o = options();
+  Schedule parsed[3];
+  int n = 0;
+  std::string s(list);
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t c = s.find(',', pos);
+    std::string name = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+    if (!name.empty()) {
+      if (n == 3) return false;
+      if (name == "forward") parsed[n++] = Schedule::Forward;
+      else if (name == "reverse") parsed[n++] = Schedule::Reverse;
+      else if (name == "random") parsed[n++] = Schedule::Random;
+      else return false;
+    }
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  if (n == 0) return false;
+  for (int i = 0; i < n; ++i) o.schedules[i] = parsed[i];
+  o.schedule_count = n;
+  return true;
+}
+
+Options& options() {
+  static Options* o = [] {
+    Options* x = new Options();
+    if (const char* v = std::getenv("CUDASIM_WORKERS")) x->workers = std::atoi(v);
+    if (const char* v = std::getenv("CUDASIM_STALL_SECONDS")) x->stall_seconds = std::atof(v);
+    if (const char* v = std::getenv("CUDASIM_SEED")) x->seed = std::strtoull(v, nullptr, 10);
+    if (const char* v = std::getenv("CUDASIM_STACK_KB")) x->stack_bytes = size_t(std::atoi(v)) * 1024;
+    return x;
+  }();
+  static bool env_schedules = [] {
+    if (const char* v = std::getenv("CUDASIM_SCHEDULES"))
+      if (!set_schedules(v)) std::fprintf(stderr, "cudasim: ignoring CUDASIM_SCHEDULES=%s (expected e.g. forward,reverse,random)\n", v);
+    return true;
+  }();
+  (void)env_schedules;
+  return *o;
+}
+
+Stats stats() {
+  Stats s;
+  s.threads = detail::threads_run_count();
+  s.switches = detail::fiber_switch_count();
+  return s;
+}
+
+const char* fiber_backend() {
+#if CUDASIM_USE_BOOST_CONTEXT
+  return "boost.context";
+#else
+  return "ucontext";
+#endif
+}
+
+namespace detail {
+
+std::atomic<int> g_schedule_index{0};
+static std::atomic<uint64_t> g_launches{0};
+
+static std::string dim3_str(dim3 d) {
+  if (d.y == 1 && d.z == 1) return strf("%u", d.x);
+  return strf("(%u, %u, %u)", d.x, d.y, d.z);
+}
+
+// Returns "" or why CUDA would refuse this configuration.
+static std::string config_problem(dim3 g, dim3 b, size_t shmem) {
+  unsigned long long threads = (unsigned long long)b.x * b.y * b.z;
+  if (threads == 0 || g.x == 0 || g.y == 0 || g.z == 0) return "a grid or block dimension is 0";
+  if (threads > 1024) return strf("%llu threads per block; the limit is 1024", threads);
+  if (b.x > 1024 || b.y > 1024 || b.z > 64) return "block dimensions exceed (1024, 1024, 64)";
+  if (g.y > 65535 || g.z > 65535) return "grid y or z dimension exceeds 65535";
+  if (shmem > 48 * 1024) return strf("%zu bytes of dynamic shared memory; the limit is 49152 bytes (48 KiB) per block", shmem);
+  return "";
+}
+
+void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke invoke, const void* args, const ArgCheck* ptr_args,
+            int n_ptr_args) {
+  uint64_t launch_no = g_launches.fetch_add(1) + 1;
+  std::string problem = config_problem(grid, block, shmem);
+  if (!problem.empty()) {
+    std::fprintf(stderr, "cudasim: %s: launch of %s<<<%s, %s, %zu>>> failed: %s. The kernel did not run.\n",
+                 where(site.file, site.line).c_str(), site.kernel, dim3_str(grid).c_str(), dim3_str(block).c_str(), shmem,
+                 problem.c_str());
+    set_last_error(cudaErrorInvalidConfiguration);
+    return;
+  }
+  for (int i = 0; i < n_ptr_args; ++i) {
+    const void* p = ptr_args[i].ptr;
+    if (p && !find_alloc(p, 1)) {
+      std::string d = describe_address(reinterpret_cast<uintptr_t>(p));
+      ErrorRec e{4, "pointer",
+                 strf("%s: argument %d of the kernel is %p, which is not device memory%s%s.\n"
+                      "  A kernel can only dereference memory from cudaMalloc: copy host data there with cudaMemcpy and pass the "
+                      "device pointer.",
+                      kernel_str(site).c_str(), ptr_args[i].index + 1, p, d.empty() ? " (a host address?)" : ": ", d.c_str())};
+      report_kernel_error(e);
+      return;
+    }
+  }
+  const Options& o = options();
+  int count = o.schedule_count;
+  struct Access {
+    Access() { device_access(true); }
+    ~Access() { device_access(false); }
+  } access;
+  Snapshot before, first;
+  if (count > 1) snapshot_take(before);
+  for (int s = 0; s < count; ++s) {
+    if (s > 0) snapshot_restore(before);
+    Grid g;
+    g.site = site;
+    g.grid = grid;
+    g.block = block;
+    g.shmem = shmem;
+    g.invoke = invoke;
+    g.args = args;
+    g.schedule = o.schedules[s];
+    g.schedule_index = s;
+    g.seed = o.seed * 0x9E3779B97F4A7C15ull + launch_no;
+    g_schedule_index.store(s);
+    run_grid(g);
+    g_schedule_index.store(0);
+    if (g.err.code) {
+      if (count > 1) g.err.message += strf("\n  (found while running the '%s' thread schedule)", schedule_name(g.schedule));
+      report_kernel_error(g.err);
+      return;
+    }
+    std::string oob = check_canaries();
+    if (!oob.empty()) {
+      ErrorRec e{4, "out-of-bounds",
+                 strf("out-of-bounds write in %s: %s.\n  Guard every global store with a bounds check such as "
+                      "`if (i < n)`; the last block usually has threads past the end of the data.",
+                      kernel_str(site).c_str(), oob.c_str())};
+      report_kernel_error(e);
+      return;
+    }
+    if (count > 1 && s == 0) snapshot_take(first);
+    if (s > 0) {
+      std::string diff = snapshot_diff(first, schedule_name(o.schedules[0]), schedule_name(o.schedules[s]));
+      if (!diff.empty()) {
+        ErrorRec e{3, "race",
+                   strf("race in %s: the result depends on the order in which threads run.\n"
+                        "  Running the threads of each barrier interval in '%s' order and in '%s' order wrote different values:\n%s"
+                        "  Some thread reads memory that another thread writes without a barrier between them (within a block: "
+                        "separate the read and the write with __syncthreads(), or use a second buffer), or one block reads what "
+                        "another block writes in the same launch (split the work into two kernel launches).",
+                        kernel_str(site).c_str(), schedule_name(o.schedules[0]), schedule_name(o.schedules[s]), diff.c_str())};
+        report_kernel_error(e);
+        return;
+      }
+    }
+  }
+}
+
+}  // namespace detail
+}  // namespace cudasim
+
+using namespace cudasim::detail;
+
+int cudasim_printf(const char* fmt, ...) {
+  // Each launch runs once per schedule; only the first run prints, so output appears once.
+  if (tl_thread && g_schedule_index.load() != 0) return 0;
+  va_list ap;
+  va_start(ap, fmt);
+  int r = std::vprintf(fmt, ap);
+  va_end(ap);
+  return r;
+}
+
+cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }  // kernels run synchronously
+cudaError_t cudaDeviceReset() { return cudaSuccess; }
+cudaError_t cudaGetDeviceCount(int* n) {
+  *n = 1;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDevice(int* d) {
+  *d = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : cudaErrorInvalidValue; }
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
+  if (device != 0) return cudaErrorInvalidValue;
+  std::memset(p, 0, sizeof(*p));
+  std::snprintf(p->name, sizeof(p->name), "cudasim CPU simulator (%s fibers)", cudasim::fiber_backend());
+  p->totalGlobalMem = size_t(8) << 30;
+  p->sharedMemPerBlock = 48 * 1024;
+  p->sharedMemPerBlockOptin = 48 * 1024;
+  p->regsPerBlock = 65536;
+  p->warpSize = 32;
+  p->maxThreadsPerBlock = 1024;
+  p->maxThreadsDim[0] = 1024;
+  p->maxThreadsDim[1] = 1024;
+  p->maxThreadsDim[2] = 64;
+  p->maxGridSize[0] = 2147483647;
+  p->maxGridSize[1] = 65535;
+  p->maxGridSize[2] = 65535;
+  p->multiProcessorCount = (int)std::max(1u, std::thread::hardware_concurrency());
+  p->major = 9;
+  p->minor = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamCreate(cudaStream_t* s) {
+  *s = nullptr;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+
+struct CUevent_st {
+  std::chrono::steady_clock::time_point t;
+};
+cudaError_t cudaEventCreate(cudaEvent_t* e) {
+  *e = new CUevent_st();
+  return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  delete e;
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+  e->t = std::chrono::steady_clock::now();
+  return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
+  *ms = std::chrono::duration<float, std::milli>(b->t - a->t).count();
+  return cudaSuccess;
+}
+
+const char* cudaGetErrorName(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInitializationError: return "cudaErrorInitializationError";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorLaunchOutOfResources: return "cudaErrorLaunchOutOfResources";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
+    case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
+    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
+    case cudaErrorNotReady: return "cudaErrorNotReady";
+    case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
+    default: return "cudaErrorUnknown";
+  }
+}
+
+const char* cudaGetErrorString(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+    case cudaErrorInvalidDevicePointer: return "invalid device pointer";
+    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
+    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
+    default: return "unknown error";
+  }
+}

@@ -1,0 +1,312 @@
+// Device memory: every cudaMalloc gets its own mapping whose end touches an inaccessible guard
+// page, with canary bytes in the alignment slack, so out-of-bounds accesses fault or are found
+// after the launch. Also the memory half of the runtime API.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+
+#include "internal.h"
+
+namespace cudasim {
+namespace detail {
+
+static constexpr unsigned char kCanary = 0xA5;
+static constexpr unsigned char kUninit = 0xCD;
+
+namespace {
+struct Registry {
+  std::mutex mu;
+  std::map<uintptr_t, Alloc> live;  // by data address
+  std::vector<Alloc> freed;         // for "use after free" messages (address ranges only)
+  int next_id = 1;
+};
+Registry& reg() {
+  static Registry* r = new Registry();
+  return *r;
+}
+size_t page_size() {
+  static size_t p = (size_t)sysconf(_SC_PAGESIZE);
+  return p;
+}
+thread_local cudaError_t t_last_error = cudaSuccess;
+}  // namespace
+
+void set_last_error(cudaError_t e) {
+  if (e != cudaSuccess) t_last_error = e;
+}
+
+static cudaError_t api_error(cudaError_t e, const char* file, int line, const std::string& msg) {
+  std::fprintf(stderr, "cudasim: %s: %s (returns %s)\n", where(file, line).c_str(), msg.c_str(), cudaGetErrorName(e));
+  set_last_error(e);
+  return e;
+}
+
+const Alloc* find_alloc(const void* p, size_t len) {
+  Registry& r = reg();
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  auto it = r.live.upper_bound(a);
+  if (it == r.live.begin()) return nullptr;
+  --it;
+  const Alloc& al = it->second;
+  if (a >= al.data && a + len <= al.data + std::max<size_t>(al.bytes, 1)) return &al;
+  return nullptr;
+}
+
+std::string alloc_str(const Alloc& a) {
+  if (a.type && a.elem > 1)
+    return strf("buffer #%d (%zu x %s, cudaMalloc at %s)", a.id, a.bytes / a.elem, a.type, where(a.file, a.line).c_str());
+  return strf("buffer #%d (%zu bytes, cudaMalloc at %s)", a.id, a.bytes, where(a.file, a.line).c_str());
+}
+
+std::string describe_address(uintptr_t addr) {
+  Registry& r = reg();
+  for (auto& kv : r.live) {
+    const Alloc& a = kv.second;
+    if (addr >= a.map_base && addr < a.map_base + a.map_len) {
+      long long off = (long long)addr - (long long)a.data;
+      size_t elem = a.elem ? a.elem : 1;
+      size_t count = a.bytes / elem;
+      return strf("element [%lld] of %s, which has %zu element%s: out of bounds", off >= 0 ? off / (long long)elem : -((-off + (long long)elem - 1) / (long long)elem),
+                  alloc_str(a).c_str(), count, count == 1 ? "" : "s");
+    }
+  }
+  for (const Alloc& a : r.freed)
+    if (addr >= a.map_base && addr < a.map_base + a.map_len)
+      return strf("%s, which was already released by cudaFree (use after free)", alloc_str(a).c_str());
+  return "";
+}
+
+static void protect(const Alloc& a, bool on) {
+  size_t pg = page_size();
+  uintptr_t guard = a.map_base + a.map_len - pg;
+  mprotect(reinterpret_cast<void*>(a.map_base), guard - a.map_base, on ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
+static int g_access_depth = 0;  // host thread only
+void device_access(bool on) {
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  g_access_depth += on ? 1 : -1;
+  if ((on && g_access_depth == 1) || (!on && g_access_depth == 0))
+    for (auto& kv : r.live) protect(kv.second, on);
+}
+
+namespace {
+struct Access {  // device memory readable and writable for the scope
+  Access() { device_access(true); }
+  ~Access() { device_access(false); }
+};
+}  // namespace
+
+cudaError_t malloc_typed(void** p, size_t bytes, size_t elem, const char* type, const char* file, int line) {
+  if (!p) return api_error(cudaErrorInvalidValue, file, line, "cudaMalloc was given a null pointer to store the address in");
+  size_t pg = page_size();
+  size_t padded = (std::max<size_t>(bytes, 1) + 15) & ~size_t(15);
+  size_t data_pages = (padded + pg - 1) / pg;
+  size_t map_len = (data_pages + 1) * pg;
+  void* m = mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) {
+    *p = nullptr;
+    return api_error(cudaErrorMemoryAllocation, file, line, strf("cudaMalloc of %zu bytes failed: out of memory", bytes));
+  }
+  uintptr_t base = reinterpret_cast<uintptr_t>(m);
+  uintptr_t guard = base + data_pages * pg;
+  mprotect(reinterpret_cast<void*>(guard), pg, PROT_NONE);
+  uintptr_t data = guard - padded;
+  std::memset(reinterpret_cast<void*>(base), kCanary, data - base);
+  std::memset(reinterpret_cast<void*>(data), kUninit, bytes);  // cudaMalloc memory is not zeroed
+  std::memset(reinterpret_cast<void*>(data + bytes), kCanary, padded - bytes);
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  Alloc a{r.next_id++, base, map_len, data, bytes, elem, type, file, line};
+  r.live[data] = a;
+  if (g_access_depth == 0) protect(a, false);
+  *p = reinterpret_cast<void*>(data);
+  return cudaSuccess;
+}
+
+static bool canary_ok(uintptr_t from, uintptr_t to, uintptr_t* bad) {
+  for (uintptr_t q = from; q < to; ++q)
+    if (*reinterpret_cast<unsigned char*>(q) != kCanary) {
+      *bad = q;
+      return false;
+    }
+  return true;
+}
+
+std::string check_canaries() {
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (auto& kv : r.live) {
+    const Alloc& a = kv.second;
+    size_t padded = (std::max<size_t>(a.bytes, 1) + 15) & ~size_t(15);
+    uintptr_t bad = 0;
+    if (!canary_ok(a.data + a.bytes, a.data + padded, &bad) || !canary_ok(a.map_base, a.data, &bad)) {
+      std::string d = describe_address(bad);
+      // Restore so that one overwrite is reported once.
+      std::memset(reinterpret_cast<void*>(a.map_base), kCanary, a.data - a.map_base);
+      std::memset(reinterpret_cast<void*>(a.data + a.bytes), kCanary, padded - a.bytes);
+      return "a kernel wrote to " + d;
+    }
+  }
+  return "";
+}
+
+void snapshot_take(Snapshot& s) {
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  s.parts.clear();
+  for (auto& kv : r.live) {
+    const Alloc& a = kv.second;
+    const unsigned char* d = reinterpret_cast<const unsigned char*>(a.data);
+    s.parts.emplace_back(&a, std::vector<unsigned char>(d, d + a.bytes));
+  }
+}
+
+void snapshot_restore(const Snapshot& s) {
+  for (auto& part : s.parts) std::memcpy(reinterpret_cast<void*>(part.first->data), part.second.data(), part.second.size());
+}
+
+static std::string element_str(const Alloc& a, const unsigned char* p) {
+  std::string t = a.type ? a.type : "";
+  if (t == "int") { int v; std::memcpy(&v, p, 4); return strf("%d", v); }
+  if (t == "unsigned") { unsigned v; std::memcpy(&v, p, 4); return strf("%u", v); }
+  if (t == "float") { float v; std::memcpy(&v, p, 4); return strf("%.9g", v); }
+  if (t == "double") { double v; std::memcpy(&v, p, 8); return strf("%.17g", v); }
+  if (t == "long long") { long long v; std::memcpy(&v, p, 8); return strf("%lld", v); }
+  std::string hex = "0x";
+  for (size_t i = a.elem; i-- > 0;) hex += strf("%02x", p[i]);
+  return hex;
+}
+
+std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* name_b, const ErrorRec*) {
+  Snapshot now;
+  snapshot_take(now);
+  std::string out;
+  for (size_t i = 0; i < a.parts.size() && i < now.parts.size(); ++i) {
+    const auto& x = a.parts[i].second;
+    const auto& y = now.parts[i].second;
+    if (x == y) continue;
+    const Alloc& al = *a.parts[i].first;
+    size_t elem = al.elem ? al.elem : 1, count = x.size() / elem, differ = 0;
+    std::string first;
+    for (size_t e = 0; e < count; ++e) {
+      if (std::memcmp(&x[e * elem], &y[e * elem], elem) == 0) continue;
+      if (++differ <= 5)
+        first += strf("      [%zu] %s: %s   %s: %s\n", e, name_a, element_str(al, &x[e * elem]).c_str(), name_b,
+                      element_str(al, &y[e * elem]).c_str());
+    }
+    out += strf("    %s: %zu of %zu elements differ\n%s", alloc_str(al).c_str(), differ, count, first.c_str());
+  }
+  return out;
+}
+
+}  // namespace detail
+}  // namespace cudasim
+
+using namespace cudasim::detail;
+
+cudaError_t cudaMalloc(void** p, size_t bytes, const char* file, int line) { return malloc_typed(p, bytes, 1, nullptr, file, line); }
+
+cudaError_t cudaFree(void* p, const char* file, int line) {
+  if (!p) return cudaSuccess;
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.live.find(reinterpret_cast<uintptr_t>(p));
+  if (it == r.live.end())
+    return api_error(cudaErrorInvalidDevicePointer, file, line,
+                     strf("cudaFree(%p): not the start of a live cudaMalloc buffer (freed twice, or a host pointer?)", p));
+  Alloc a = it->second;
+  r.live.erase(it);
+  munmap(reinterpret_cast<void*>(a.map_base), a.map_len);
+  r.freed.push_back(a);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMallocHost(void** p, size_t bytes, const char*, int) {
+  *p = std::malloc(std::max<size_t>(bytes, 1));
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaFreeHost(void* p) {
+  std::free(p);
+  return cudaSuccess;
+}
+
+static const char* kind_name(cudaMemcpyKind k) {
+  switch (k) {
+    case cudaMemcpyHostToHost: return "cudaMemcpyHostToHost";
+    case cudaMemcpyHostToDevice: return "cudaMemcpyHostToDevice";
+    case cudaMemcpyDeviceToHost: return "cudaMemcpyDeviceToHost";
+    case cudaMemcpyDeviceToDevice: return "cudaMemcpyDeviceToDevice";
+    default: return "cudaMemcpyDefault";
+  }
+}
+
+// Checks one side of a copy: device memory must lie inside one live buffer.
+static bool check_side(const void* p, size_t bytes, bool want_device, const char* side, cudaMemcpyKind kind, const char* file, int line) {
+  const Alloc* a = find_alloc(p, 1);
+  if (want_device) {
+    if (!a) {
+      api_error(cudaErrorInvalidValue, file, line,
+                strf("%s of %s is %p, which is not device memory. Did you swap the source and destination, or pass a host array?",
+                     side, kind_name(kind), p));
+      return false;
+    }
+    if (reinterpret_cast<uintptr_t>(p) + bytes > a->data + a->bytes) {
+      api_error(cudaErrorInvalidValue, file, line,
+                strf("%s of %s: copying %zu bytes from offset %zu overruns %s (%zu bytes)", side, kind_name(kind), bytes,
+                     size_t(reinterpret_cast<uintptr_t>(p) - a->data), alloc_str(*a).c_str(), a->bytes));
+      return false;
+    }
+  } else if (a) {
+    api_error(cudaErrorInvalidValue, file, line,
+              strf("%s of %s is device memory (%s), but the copy direction says host memory. Check the cudaMemcpyKind.", side,
+                   kind_name(kind), alloc_str(*a).c_str()));
+    return false;
+  }
+  return true;
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, const char* file, int line) {
+  if (bytes == 0) return cudaSuccess;
+  if (!dst || !src) return api_error(cudaErrorInvalidValue, file, line, strf("%s with a null pointer", kind_name(kind)));
+  Access access;
+  if (kind == cudaMemcpyDefault) {
+    std::memmove(dst, src, bytes);
+    return cudaSuccess;
+  }
+  bool dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+  bool src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  if (!check_side(dst, bytes, dst_dev, "the destination", kind, file, line)) return cudaErrorInvalidValue;
+  if (!check_side(src, bytes, src_dev, "the source", kind, file, line)) return cudaErrorInvalidValue;
+  std::memmove(dst, src, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind, cudaStream_t, const char* file, int line) {
+  return cudaMemcpy(dst, src, bytes, kind, file, line);
+}
+
+cudaError_t cudaMemset(void* p, int value, size_t bytes, const char* file, int line) {
+  if (bytes == 0) return cudaSuccess;
+  const Alloc* a = find_alloc(p, 1);
+  if (!a) return api_error(cudaErrorInvalidValue, file, line, strf("cudaMemset(%p): not device memory", p));
+  if (reinterpret_cast<uintptr_t>(p) + bytes > a->data + a->bytes)
+    return api_error(cudaErrorInvalidValue, file, line, strf("cudaMemset of %zu bytes overruns %s", bytes, alloc_str(*a).c_str()));
+  Access access;
+  std::memset(p, value, bytes);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t, const char* file, int line) {
+  return cudaMemset(p, value, bytes, file, line);
+}
+
+cudaError_t cudaGetLastError() {
+  cudaError_t e = t_last_error;
+  t_last_error = cudaSuccess;
+  return e;
+}
+cudaError_t cudaPeekAtLastError() { return t_last_error; }

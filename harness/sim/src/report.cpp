@@ -1,0 +1,220 @@
+// How the simulator reports: formatting, kernel errors, crashes (signals), and the watchdog that
+// turns a runaway thread into a message instead of a hang.
+#include <dlfcn.h>
+#include <signal.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <thread>
+
+#include "internal.h"
+
+namespace cudasim {
+
+static ErrorMode g_mode = ErrorMode::Exit;
+static void (*g_hook)(int, const char*) = nullptr;
+void set_error_mode(ErrorMode m) { g_mode = m; }
+void set_fatal_hook(void (*hook)(int, const char*)) { g_hook = hook; }
+
+namespace detail {
+
+std::vector<Worker*> all_workers();
+
+std::string strf(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char buf[1024];
+  int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n < (int)sizeof buf) return std::string(buf, n > 0 ? n : 0);
+  std::string s(n + 1, '\0');
+  va_start(ap, fmt);
+  std::vsnprintf(&s[0], s.size(), fmt, ap);
+  va_end(ap);
+  s.resize(n);
+  return s;
+}
+
+std::string where(const char* file, int line) {
+  if (!file) return "?";
+  static std::string cwd = [] {
+    char b[PATH_MAX];
+    return getcwd(b, sizeof b) ? std::string(b) + "/" : std::string();
+  }();
+  std::string f(file);
+  if (!cwd.empty() && f.compare(0, cwd.size(), cwd) == 0) f = f.substr(cwd.size());
+  return strf("%s:%d", f.c_str(), line);
+}
+
+std::string dim_str(uint3 v, dim3 extent) {
+  if (extent.y == 1 && extent.z == 1) return strf("%u", v.x);
+  return strf("(%u, %u, %u)", v.x, v.y, v.z);
+}
+
+std::string ranges(const std::vector<unsigned>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += j == i ? strf("%u", ids[i]) : strf("%u-%u", ids[i], ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string kernel_str(const LaunchSite& s) { return strf("kernel %s (launched at %s)", s.kernel, where(s.file, s.line).c_str()); }
+
+void fatal(int code, const char* kind, const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "cudasim: error: %s\n", message.c_str());
+  std::fflush(stderr);
+  if (g_hook) g_hook(code, kind);
+  std::fflush(stdout);
+  _exit(code);
+}
+
+void report_kernel_error(const ErrorRec& e) {
+  if (g_mode == ErrorMode::Throw) {
+    KernelError k;
+    k.code = e.code;
+    static thread_local std::string kind_store;
+    kind_store = e.kind;
+    k.kind = kind_store.c_str();
+    std::snprintf(k.message, sizeof k.message, "%s", e.message.c_str());
+    throw k;
+  }
+  fatal(e.code, e.code == 3 ? "race" : "error", e.message);
+}
+
+std::string describe_current_thread() {
+  Worker* w = tl_worker;
+  if (!w || !tl_thread || !w->grid) return "";
+  return strf("%s, block %s, thread %s", kernel_str(w->grid->site).c_str(), dim_str(w->block.bid, w->block.gdim).c_str(),
+              dim_str(tl_thread->tid, w->block.bdim).c_str());
+}
+
+// file:line of a code address, through addr2line when it is installed.
+static std::string source_of(void* pc) {
+  Dl_info info;
+  if (!pc || !dladdr(pc, &info) || !info.dli_fname) return "";
+  uintptr_t off = reinterpret_cast<uintptr_t>(pc) - reinterpret_cast<uintptr_t>(info.dli_fbase);
+  std::string cmd = strf("addr2line -C -f -i -p -e '%s' 0x%lx 2>/dev/null", info.dli_fname, (unsigned long)off);
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return "";
+  std::string out;
+  char line[512];
+  while (fgets(line, sizeof line, f)) out += line;
+  pclose(f);
+  if (out.empty() || out.find("??") == 0) return "";
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  // Make the repository's paths relative, like the other messages.
+  static std::string cwd = [] {
+    char b[PATH_MAX];
+    return getcwd(b, sizeof b) ? std::string(b) + "/" : std::string();
+  }();
+  for (size_t p; !cwd.empty() && (p = out.find(cwd)) != std::string::npos;) out.erase(p, cwd.size());
+  return out;
+}
+
+static bool stack_guard_hit(uintptr_t addr) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  for (Worker* w : all_workers())
+    for (void* lo : w->stacks) {
+      uintptr_t l = reinterpret_cast<uintptr_t>(lo);
+      if (addr >= l - page && addr < l) return true;
+    }
+  return false;
+}
+
+static void on_crash(int sig, siginfo_t* si, void* uctx) {
+  void* pc = nullptr;
+#if defined(__linux__) && defined(__x86_64__)
+  pc = reinterpret_cast<void*>(static_cast<ucontext_t*>(uctx)->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__linux__) && defined(__aarch64__)
+  pc = reinterpret_cast<void*>(static_cast<ucontext_t*>(uctx)->uc_mcontext.pc);
+#else
+  (void)uctx;
+#endif
+  uintptr_t addr = reinterpret_cast<uintptr_t>(si->si_addr);
+  std::string thread = describe_current_thread();
+  std::string what;
+  if (sig == SIGFPE) {
+    what = "arithmetic error (integer division by zero?)";
+  } else if (stack_guard_hit(addr)) {
+    what = "stack overflow: the thread's local variables exceed the simulator's stack (set CUDASIM_STACK_KB to raise it)";
+  } else {
+    std::string d = describe_address(addr);
+    const Alloc* host_deref = thread.empty() ? find_alloc(reinterpret_cast<void*>(addr)) : nullptr;
+    if (host_deref)
+      what = "host code dereferenced device memory (" + alloc_str(*host_deref) +
+             "). A device pointer is only valid inside kernels: copy the data to a host array with cudaMemcpy first";
+    else if (!d.empty()) what = "invalid access to " + d;
+    else if (addr < 4096) what = "null pointer dereference";
+    else what = strf("invalid access to address %p, which is not in any device buffer", si->si_addr);
+  }
+  std::string src = source_of(pc);
+  std::string msg = (thread.empty() ? std::string("crash in host code: ") : "crash in " + thread + ": ") + what + ".";
+  if (!src.empty()) msg += "\n  at " + src;
+  if (!thread.empty() && sig != SIGFPE)
+    msg += "\n  Check the index against the buffer's size: every thread past the end of the data must skip its loads and stores.";
+  fatal(4, "error", msg);
+}
+
+void install_crash_handlers() {
+  // The handler runs on its own stack: a fiber's stack may be the thing that overflowed.
+  static thread_local std::vector<char> alt(64 * 1024);
+  stack_t ss{};
+  ss.ss_sp = alt.data();
+  ss.ss_size = alt.size();
+  sigaltstack(&ss, nullptr);
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa{};
+    sa.sa_sigaction = on_crash;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, nullptr);
+    sigaction(SIGBUS, &sa, nullptr);
+    sigaction(SIGFPE, &sa, nullptr);
+  });
+}
+
+static const int g_main_handlers = (install_crash_handlers(), 0);
+
+void watchdog_start() {
+  std::thread([] {
+    std::vector<Worker*> ws = all_workers();
+    std::vector<uint64_t> last(ws.size(), 0);
+    std::vector<std::chrono::steady_clock::time_point> since(ws.size(), std::chrono::steady_clock::now());
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      auto now = std::chrono::steady_clock::now();
+      for (size_t i = 0; i < ws.size(); ++i) {
+        Worker* w = ws[i];
+        uint64_t p = w->progress.load();
+        Thread* t = w->current.load();
+        if (p != last[i] || !t) {
+          last[i] = p;
+          since[i] = now;
+          continue;
+        }
+        double secs = std::chrono::duration<double>(now - since[i]).count();
+        if (secs < options().stall_seconds) continue;
+        Grid* g = w->grid;
+        fatal(4, "error",
+              strf("runaway thread in %s: block %s, thread %s has run for %.0f s without reaching a barrier or returning.\n"
+                   "  Is there a loop whose condition never changes (e.g. a stride that stays 0, or an index that is never "
+                   "incremented), or a spin-wait on a value that another thread can only write later?",
+                   g ? kernel_str(g->site).c_str() : "a kernel", dim_str(w->block.bid, w->block.gdim).c_str(),
+                   dim_str(t->view.tid, w->block.bdim).c_str(), secs));
+      }
+    }
+  }).detach();
+}
+
+}  // namespace detail
+}  // namespace cudasim

@@ -1,0 +1,76 @@
+"""Command dispatch for scripts/puzzle.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+from .commands import cmd_check, cmd_list, cmd_run
+from .common import PROG, UsageError, err, out, repo_root
+from .options import suggest
+from .pixi import cmd_sync_pixi
+from .testcmd import cmd_test
+
+COMMANDS = {
+    "run": (cmd_run, "build and run one variant on its show input"),
+    "check": (cmd_check, "test variants on many sizes"),
+    "list": (cmd_list, "puzzles, variants and your progress"),
+    "test": (cmd_test, "the project's test suite (build, ctest, pytest)"),
+    "sync-pixi": (cmd_sync_pixi, "regenerate the puzzle tasks in pixi.toml"),
+}
+
+USAGE = """\
+usage: {prog} <command> [options]
+
+CUDA scan/reduction puzzles: edit puzzles/pNN/pNN.cu, then run and check it.
+
+commands:
+{commands}
+
+examples:
+  {prog} list
+  {prog} run p14 --simple
+  {prog} check p14 --simple
+
+`{prog} <command> --help` describes a command's options.
+Environment: PUZZLES_BUILD_DIR (default build/), PUZZLES_TIMEOUT (seconds per run, default 120).
+"""
+
+
+def usage() -> str:
+    width = max(len(c) for c in COMMANDS)
+    commands = "\n".join("  %s  %s" % (name.ljust(width), text) for name, (_, text) in COMMANDS.items())
+    return USAGE.format(prog=PROG, commands=commands)
+
+
+def main(argv: Optional[List[str]] = None, root: Optional[Path] = None) -> int:
+    import sys
+    argv = list(sys.argv[1:] if argv is None else argv)
+    root = Path(root) if root is not None else repo_root()
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        if argv and argv[0] == "help" and len(argv) > 1:
+            return main([argv[1], "--help"], root)
+        text = usage()
+        if argv:
+            out(text)
+            return 0
+        err(text)
+        return 2
+    command, args = argv[0], argv[1:]
+    if command not in COMMANDS:
+        msg = "error: unknown command '%s'." % command
+        guess = suggest(command, list(COMMANDS))
+        if guess:
+            msg += " Did you mean %s?" % guess
+        err(msg + "\n")
+        err(usage())
+        return 2
+    try:
+        return COMMANDS[command][0](root, args)
+    except UsageError as e:
+        err("error: %s" % e)
+        err("(`%s %s --help` for usage)" % (PROG, command))
+        return 2
+    except KeyboardInterrupt:
+        err("\ninterrupted")
+        return 130

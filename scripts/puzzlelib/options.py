@@ -1,0 +1,97 @@
+"""A small option parser: argparse cannot handle the per-puzzle variant flags (--simple, ...)."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Dict, List, Optional
+
+from .common import UsageError
+
+
+class Parsed:
+    def __init__(self):
+        self.positionals = []  # type: List[str]
+        self.options = {}  # type: Dict[str, object]
+        self.unknown_flags = []  # type: List[str]   candidates for variant flags
+        self.help = False
+
+    def get(self, name, default=None):
+        return self.options.get(name, default)
+
+
+def parse(args: List[str], spec: Dict[str, Optional[type]], allow_unknown_flags: bool = False) -> Parsed:
+    """Parse `args` against spec {"--name": value type or None for a switch}.
+
+    Flags not in spec are collected in `unknown_flags` when allow_unknown_flags (variant flags,
+    resolved later against the puzzle), otherwise they are a usage error with a suggestion.
+    """
+    p = Parsed()
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg in ("-h", "--help"):
+            p.help = True
+            continue
+        if arg == "--":
+            p.positionals += args[i:]
+            break
+        if not arg.startswith("-") or arg == "-":
+            p.positionals.append(arg)
+            continue
+        name, eq, value = arg.partition("=")
+        if name in spec:
+            kind = spec[name]
+            if kind is None:
+                if eq:
+                    raise UsageError("%s does not take a value" % name)
+                p.options[name] = True
+                continue
+            if not eq:
+                if i >= len(args):
+                    raise UsageError("%s needs a value" % name)
+                value = args[i]
+                i += 1
+            try:
+                p.options[name] = kind(value)
+            except ValueError:
+                raise UsageError("%s: invalid value %r" % (name, value))
+            continue
+        if allow_unknown_flags and arg.startswith("--") and not eq:
+            p.unknown_flags.append(arg)
+            continue
+        raise UsageError(unknown_flag_message(arg, list(spec)))
+    return p
+
+
+def suggest(word: str, choices: List[str]) -> Optional[str]:
+    guess = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return guess[0] if guess else None
+
+
+def unknown_flag_message(flag: str, choices: List[str]) -> str:
+    msg = "unknown option %s." % flag
+    guess = suggest(flag.partition("=")[0], choices)
+    if guess:
+        msg += " Did you mean %s?" % guess
+    return msg
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def seed_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+def backend_choice(text: str) -> str:
+    if text not in ("auto", "cpu", "gpu"):
+        raise UsageError("--backend must be auto, cpu or gpu, not %r" % text)
+    return text

@@ -1,0 +1,199 @@
+"""`test`: the project's own test command (dependencies, build, ctest, pytest)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+from .build import CMAKE_MISSING, configure_cmd
+from .common import PROG, UsageError, err, fmt_seconds, ncpu, out, quote_cmd, rel, test_build_dir
+from .options import parse
+
+TEST_HELP = """\
+usage: {prog} test
+
+The project's test suite, as CI runs it:
+  1. check dependencies (CMake, a C++ compiler, Catch2 v2, Boost.Context, pytest);
+     as root with apt-get, missing ones are installed
+  2. configure and build everything in build-test/ ($PUZZLES_TEST_BUILD_DIR) with -DPUZZLES_TESTS=ON
+  3. ctest (simulator and driver tests)
+  4. pytest tests/python, against that build
+"""
+
+
+class Dep:
+    def __init__(self, name: str, apt: Optional[str] = None, pip: Optional[str] = None):
+        self.name = name
+        self.apt = apt
+        self.pip = pip
+
+
+def include_dirs() -> List[Path]:
+    dirs = [Path("/usr/include"), Path("/usr/local/include")]
+    for var in ("CONDA_PREFIX", "PREFIX"):
+        if os.environ.get(var):
+            dirs.append(Path(os.environ[var]) / "include")
+    for var in ("CPATH", "CPLUS_INCLUDE_PATH"):
+        dirs += [Path(d) for d in os.environ.get(var, "").split(os.pathsep) if d]
+    for prefix in os.environ.get("CMAKE_PREFIX_PATH", "").split(os.pathsep):
+        if prefix:
+            dirs.append(Path(prefix) / "include")
+    dirs.append(Path(sys.prefix) / "include")
+    if sys.platform == "darwin":
+        dirs += [Path("/opt/homebrew/include")]
+    return dirs
+
+
+def find_header(relpath: str) -> Optional[Path]:
+    for d in include_dirs():
+        if (d / relpath).is_file():
+            return d / relpath
+    return None
+
+
+def cmake_finds(package: str) -> bool:
+    """`cmake --find-package` (deprecated but still present) as a last resort."""
+    if not shutil.which("cmake"):
+        return False
+    try:
+        proc = subprocess.run(["cmake", "--find-package", "-DNAME=" + package, "-DCOMPILER_ID=GNU",
+                               "-DLANGUAGE=CXX", "-DMODE=EXIST"], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0 and b"found." in proc.stdout and b"not found" not in proc.stdout
+
+
+def have_cxx() -> bool:
+    cxx = os.environ.get("CXX")
+    if cxx and shutil.which(cxx.split()[0]):
+        return True
+    return any(shutil.which(c) for c in ("c++", "g++", "clang++"))
+
+
+def missing_deps() -> List[Dep]:
+    missing = []
+    if not shutil.which("cmake"):
+        missing.append(Dep("CMake", apt="cmake"))
+    if not have_cxx():
+        missing.append(Dep("a C++ compiler", apt="g++"))
+    if not find_header("catch2/catch.hpp") and not cmake_finds("Catch2"):
+        missing.append(Dep("Catch2 v2 (catch2/catch.hpp)", apt="catch2"))
+    if not find_header("boost/context/detail/fcontext.hpp"):
+        missing.append(Dep("Boost.Context", apt="libboost-context-dev"))
+    if importlib.util.find_spec("pytest") is None:
+        missing.append(Dep("pytest (for %s)" % sys.executable, pip="pytest"))
+    return missing
+
+
+def _run(cmd: List[str], env=None, cwd=None) -> int:
+    out("$ " + quote_cmd(cmd))
+    try:
+        return subprocess.call(cmd, env=env, cwd=cwd)
+    except OSError as e:
+        err("cannot run %s: %s" % (cmd[0], e))
+        return 127
+
+
+def install_deps(missing: List[Dep]) -> bool:
+    """Install missing dependencies as root with apt-get/pip. True when something was attempted."""
+    apt = [d.apt for d in missing if d.apt]
+    pip = [d.pip for d in missing if d.pip]
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    if apt:
+        _run(["apt-get", "update"], env=env)
+        _run(["apt-get", "install", "-y"] + apt, env=env)
+    if pip:
+        if _run([sys.executable, "-m", "pip", "install"] + pip) != 0:
+            # e.g. an "externally managed" system Python: use the distribution's package
+            _run(["apt-get", "install", "-y"] + ["python3-" + p for p in pip], env=env)
+    return bool(apt or pip)
+
+
+def explain_missing(missing: List[Dep]) -> None:
+    err("Missing: " + ", ".join(d.name for d in missing))
+    apt = [d.apt for d in missing if d.apt]
+    pip = [d.pip for d in missing if d.pip]
+    err("Install them, then run `%s test` again:" % PROG)
+    if apt:
+        err("  sudo apt-get install " + " ".join(apt))
+    if pip:
+        err("  python3 -m pip install " + " ".join(pip))
+    if not shutil.which("cmake"):
+        err("")
+        err(CMAKE_MISSING)
+    err("or, with pixi (https://pixi.sh), which brings everything:  pixi run test")
+
+
+def check_deps() -> bool:
+    missing = missing_deps()
+    if not missing:
+        out("all dependencies found")
+        return True
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    if is_root and shutil.which("apt-get"):
+        out("installing: " + ", ".join(d.name for d in missing))
+        install_deps(missing)
+        importlib.invalidate_caches()
+        missing = missing_deps()
+        if not missing:
+            return True
+        if any(d.apt == "catch2" for d in missing):
+            err("Catch2 v2 is still missing: this distribution's catch2 package may be Catch2 v3, "
+                "which has no catch2/catch.hpp. Use `pixi run test`, or install Catch2 2.13 from source.")
+    explain_missing(missing)
+    return False
+
+
+def cmd_test(root: Path, args: List[str]) -> int:
+    p = parse(args, {})
+    if p.help:
+        out(TEST_HELP.format(prog=PROG))
+        return 0
+    if p.positionals:
+        raise UsageError("test takes no arguments (got %s)" % " ".join(p.positionals))
+    build = test_build_dir(root)
+    jobs = str(ncpu())
+    timings = []  # (step, seconds, ok)
+
+    def step(name: str, fn) -> bool:
+        out("")
+        out("== %s" % name)
+        start = time.monotonic()
+        ok = bool(fn())
+        seconds = time.monotonic() - start
+        timings.append((name, seconds, ok))
+        out("== %s: %s (%s)" % (name, "ok" if ok else "FAILED", fmt_seconds(seconds)))
+        return ok
+
+    def summary(code: int) -> int:
+        out("")
+        for name, seconds, ok in timings:
+            out("  %-28s %-7s %s" % (name, "ok" if ok else "FAILED", fmt_seconds(seconds)))
+        total = sum(t[1] for t in timings)
+        failed = [t[0] for t in timings if not t[2]]
+        if failed:
+            out("test: FAILED (%s), %s" % (", ".join(failed), fmt_seconds(total)))
+        else:
+            out("test: all %d steps passed, %s" % (len(timings), fmt_seconds(total)))
+        return code
+
+    if not step("dependencies", check_deps):
+        return summary(2)
+    configure = configure_cmd(root, build, ["-DPUZZLES_TESTS=ON"])
+    if not step("configure (%s)" % rel(build, root), lambda: _run(configure) == 0):
+        return summary(1)
+    if not step("build", lambda: _run(["cmake", "--build", str(build), "-j", jobs]) == 0):
+        return summary(1)
+    # `ctest --test-dir` needs CMake 3.20; running inside the build dir works everywhere.
+    ok = step("ctest", lambda: _run(["ctest", "--output-on-failure", "-j", jobs], cwd=str(build)) == 0)
+    env = dict(os.environ, PUZZLES_BUILD_DIR=str(build))
+    ok = step("pytest", lambda: _run([sys.executable, "-m", "pytest", "-q", "tests/python"],
+                                     env=env, cwd=str(root)) == 0) and ok
+    return summary(0 if ok else 1)
