@@ -17,6 +17,8 @@ GCC_DIAG = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+)(?::(?P<col>\d+))?:\
                       r"(?P<kind>fatal error|error|note|warning)\b")
 NVCC_DIAG = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\)\s*:\s*"
                        r"(?P<kind>fatal error|error|note|warning)\b")
+# file: error: msg (no position), e.g. from harness/sim/cu2cpp.py
+FILE_DIAG = re.compile(r"^(?P<file>[^\s:][^:]*):\s*(?P<kind>fatal error|error)\b")
 # Lines that describe a failure without a file position (linker, make, ninja).
 OTHER_ERROR = re.compile(r"undefined reference|multiple definition|\berror\b|Error \d+|FAILED:", re.I)
 MAX_DIAGNOSTICS = 12
@@ -125,7 +127,7 @@ def build_target(root: Path, build: Path, target: str, source: Optional[str] = N
 
 
 def _diag(line: str):
-    return GCC_DIAG.match(line) or NVCC_DIAG.match(line)
+    return GCC_DIAG.match(line) or NVCC_DIAG.match(line) or FILE_DIAG.match(line)
 
 
 def _mentions(path: str, source: Optional[str], root: Path) -> bool:
@@ -233,9 +235,10 @@ def build_for_backend(root: Path, build: Path, puzzle, solution: bool, backend: 
     try:
         build_target(root, build, target, source, report)
     except TargetMissing:
-        err("The build has no target %s: is the puzzle added to CMake with add_puzzle(%s)? "
-            "If the puzzle is new, delete %s and try again." % (target, puzzle.name, rel(build, root)))
-        raise SetupError("no target")
+        if report:
+            err("The build has no target %s: is the puzzle added to CMake with add_puzzle(%s)? "
+                "If the puzzle is new, delete %s and try again." % (target, puzzle.name, rel(build, root)))
+        raise BuildError("no target")
     return "cpu", binary_path(build, target), note
 
 

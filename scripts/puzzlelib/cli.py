@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -44,7 +46,6 @@ def usage() -> str:
 
 
 def main(argv: Optional[List[str]] = None, root: Optional[Path] = None) -> int:
-    import sys
     argv = list(sys.argv[1:] if argv is None else argv)
     root = Path(root) if root is not None else repo_root()
     if not argv or argv[0] in ("-h", "--help", "help"):
@@ -74,3 +75,10 @@ def main(argv: Optional[List[str]] = None, root: Optional[Path] = None) -> int:
     except KeyboardInterrupt:
         err("\ninterrupted")
         return 130
+    except BrokenPipeError:  # e.g. `... | head`
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1

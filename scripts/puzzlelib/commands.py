@@ -12,7 +12,7 @@ from . import build as bld
 from .common import (PROG, BuildError, UsageError, build_dir, err, fmt_seconds, mark, out, quote_cmd,
                      rel, run_timeout, stdout_is_tty, table)
 from .driver import ERROR, PASS, USAGE, Outcome, relevant_lines, run_driver
-from .options import backend_choice, parse, positive_int, seed_int, suggest
+from .options import backend_choice, parse, positive_int, seed_int, suggest_flag
 from .puzzles import Puzzle, Variant, discover, find_puzzle
 
 RUN_SPEC = {"--solution": None, "--backend": backend_choice, "--seed": seed_int,
@@ -69,17 +69,20 @@ CRASH_HINT = ("The program crashed, often from an out-of-bounds access. "
               "The CPU simulator (--backend cpu) usually names the bad access.")
 
 
-def resolve_variants(puzzle: Puzzle, flags: List[str], spec) -> List[Variant]:
+def resolve_variants(puzzle: Puzzle, flags: List[str], spec, puzzles=None) -> List[Variant]:
     """Map --VARIANT flags to variants; unknown ones are a usage error with suggestions."""
     chosen = []  # type: List[Variant]
     for flag in flags:
         v = puzzle.variant_by_flag(flag)
         if v is None:
             choices = [x.flag for x in puzzle.variants.values()] + list(spec)
-            guess = suggest(flag, choices)
+            guess = suggest_flag(flag, choices)
             msg = "%s has no variant or option %s." % (puzzle.name, flag)
+            others = [q.name for q in (puzzles or {}).values() if q.variant_by_flag(flag)]
             if guess:
                 msg += " Did you mean %s?" % guess
+            elif others:
+                msg += " (%s is a variant of %s.)" % (flag, ", ".join(others))
             msg += "\nVariants of %s (%s):\n%s" % (puzzle.name, puzzle.title, puzzle.variant_help())
             raise UsageError(msg)
         if v not in chosen:
@@ -95,10 +98,18 @@ def reject_unknown_flags(puzzles, flags: List[str], spec) -> None:
         if flag not in known and flag.replace("_", "-") not in known:
             choices = list(spec) + sorted(known)
             msg = "unknown option %s." % flag
-            guess = suggest(flag, choices)
+            guess = suggest_flag(flag, choices)
             if guess:
                 msg += " Did you mean %s?" % guess
             raise UsageError(msg)
+
+
+def _find_puzzle_checking_flags(puzzles, name: str, flags: List[str], spec) -> Puzzle:
+    try:
+        return find_puzzle(puzzles, name)
+    except UsageError:
+        reject_unknown_flags(puzzles, flags, spec)  # `check --sed 3`: the flag is the real typo
+        raise
 
 
 def puzzle_usage(puzzle: Puzzle, command: str = "run") -> str:
@@ -134,19 +145,17 @@ def _run_flags(solution: bool, backend: str, binary: Optional[str]) -> List[str]
 def cmd_run(root: Path, args: List[str]) -> int:
     p = parse(args, RUN_SPEC, allow_unknown_flags=True)
     puzzles = discover(root)
-    if not p.help:
-        reject_unknown_flags(puzzles, p.unknown_flags, RUN_SPEC)
     if not p.positionals:
         if p.help:
             out(RUN_HELP.format(prog=PROG) + "\n" + _puzzle_list(puzzles))
             return 0
         raise UsageError("run needs a puzzle, e.g. `%s run p14 --simple`.\n%s"
                          % (PROG, _puzzle_list(puzzles)))
-    puzzle = find_puzzle(puzzles, p.positionals[0])
+    puzzle = _find_puzzle_checking_flags(puzzles, p.positionals[0], p.unknown_flags, RUN_SPEC)
     if p.help:
         out(puzzle_usage(puzzle) + "\n" + RUN_HELP.format(prog=PROG).split("\n", 2)[2])
         return 0
-    variants = resolve_variants(puzzle, p.unknown_flags, RUN_SPEC)
+    variants = resolve_variants(puzzle, p.unknown_flags, RUN_SPEC, puzzles)
     if len(p.positionals) > 1:
         raise UsageError("run takes one puzzle, got: %s" % " ".join(p.positionals))
     if not variants:
@@ -280,13 +289,13 @@ def cmd_check(root: Path, args: List[str]) -> int:
         out(CHECK_HELP.format(prog=PROG))
         return 0
     puzzles = discover(root)
-    reject_unknown_flags(puzzles, p.unknown_flags, CHECK_SPEC)
     if p.positionals:
-        selected = [find_puzzle(puzzles, p.positionals[0])]
-        chosen = {selected[0].name: resolve_variants(selected[0], p.unknown_flags, CHECK_SPEC)}
+        selected = [_find_puzzle_checking_flags(puzzles, p.positionals[0], p.unknown_flags, CHECK_SPEC)]
+        chosen = {selected[0].name: resolve_variants(selected[0], p.unknown_flags, CHECK_SPEC, puzzles)}
         if len(p.positionals) > 1:
             raise UsageError("check takes at most one puzzle, got: %s" % " ".join(p.positionals))
     else:
+        reject_unknown_flags(puzzles, p.unknown_flags, CHECK_SPEC)
         if p.unknown_flags:
             raise UsageError("name a puzzle before variant flags, e.g. `%s check p14 %s`."
                              % (PROG, p.unknown_flags[0]))

@@ -69,9 +69,16 @@ def suggest(word: str, choices: List[str]) -> Optional[str]:
     return guess[0] if guess else None
 
 
+def suggest_flag(flag: str, choices: List[str]) -> Optional[str]:
+    """Closest flag, compared without the leading dashes (they make every flag look alike)."""
+    names = {c.lstrip("-"): c for c in choices}
+    guess = suggest(flag.partition("=")[0].lstrip("-"), list(names))
+    return names[guess] if guess else None
+
+
 def unknown_flag_message(flag: str, choices: List[str]) -> str:
     msg = "unknown option %s." % flag
-    guess = suggest(flag.partition("=")[0], choices)
+    guess = suggest_flag(flag, choices)
     if guess:
         msg += " Did you mean %s?" % guess
     return msg

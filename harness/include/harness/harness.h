@@ -1,0 +1,123 @@
+// Puzzle-independent support for a puzzle's driver: the case to run, inputs, device buffers,
+// and the verdict. A driver (puzzles/pNN/driver.cpp) defines one `int run_<variant>(const
+// harness::Case&)` per variant declared in puzzle.json; CMake generates the table that maps
+// names to those functions, and harness's main() does the rest.
+//
+// The same driver compiles against the CPU simulator and against the CUDA runtime.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace harness {
+
+struct Case {
+  std::string variant;
+  long long n = 0;
+  int tpb = 0;
+  uint64_t seed = 0;
+  bool show = false;  // the deterministic show input, printed in full
+};
+
+using RunFn = int (*)(const Case&);
+struct VariantEntry {
+  const char* name;
+  RunFn run;
+};
+struct Puzzle {
+  const char* name;
+  std::vector<VariantEntry> variants;
+};
+extern const Puzzle kPuzzle;  // generated from puzzles/pNN/puzzle.json
+
+// ---- inputs (deterministic for a seed on every platform) -----------------------------------
+std::vector<int> iota_ints(size_t n);                                         // a[i] = i
+std::vector<int> random_ints(size_t n, uint64_t seed, int lo, int hi);         // uniform in [lo, hi]
+std::vector<float> random_floats(size_t n, uint64_t seed, float lo, float hi);  // uniform in [lo, hi)
+
+// ---- errors ---------------------------------------------------------------------------------
+// A failed CUDA call ends the run with an "error" verdict that names the call and where it was.
+void check(cudaError_t e, const char* what, const char* file = __builtin_FILE(), int line = __builtin_LINE());
+// Call after the learner's host code returns: reports launch errors and kernel faults.
+void check_kernels(const char* what);
+
+// A device buffer owned by the driver. Copies in on construction, out with download().
+template <class T>
+class DeviceArray {
+ public:
+  explicit DeviceArray(size_t n, const char* file = __builtin_FILE(), int line = __builtin_LINE()) : n_(n) {
+    check(cudaMalloc(&p_, bytes()), "cudaMalloc", file, line);
+  }
+  explicit DeviceArray(const std::vector<T>& host, const char* file = __builtin_FILE(), int line = __builtin_LINE())
+      : DeviceArray(host.size(), file, line) {
+    check(cudaMemcpy(p_, host.data(), bytes(), cudaMemcpyHostToDevice), "cudaMemcpy to the device", file, line);
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { cudaFree(p_); }
+  T* get() const { return p_; }
+  size_t size() const { return n_; }
+  std::vector<T> download(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+    std::vector<T> h(n_);
+    check(cudaMemcpy(h.data(), p_, bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy to the host", file, line);
+    return h;
+  }
+
+ private:
+  size_t bytes() const { return std::max<size_t>(n_, 1) * sizeof(T); }
+  T* p_ = nullptr;
+  size_t n_;
+};
+
+// ---- the verdict ----------------------------------------------------------------------------
+// The configuration line printed with the show input, e.g. {{"SIZE", 8}, {"TPB", 8}}.
+using Config = std::vector<std::pair<std::string, long long>>;
+
+struct Tolerance {
+  double rel = 0;  // 0: exact; otherwise |got - expected| <= rel * max(1, |expected|)
+};
+
+namespace detail {
+std::string format_value(long long v);
+std::string format_value(double v);
+int finish_impl(const Case& c, const Config& cfg, size_t n_in, size_t n_out, std::string (*in_at)(const void*, size_t),
+                const void* in, std::string (*out_at)(const void*, size_t), const void* got, const void* expected,
+                bool (*equal)(const void*, const void*, size_t, double), double tol);
+template <class T>
+std::string at(const void* v, size_t i) {
+  const T& x = static_cast<const std::vector<T>*>(v)->at(i);
+  if constexpr (std::is_floating_point<T>::value) return format_value(double(x));
+  else return format_value((long long)x);
+}
+template <class T>
+bool eq(const void* a, const void* b, size_t i, double tol) {
+  const T x = static_cast<const std::vector<T>*>(a)->at(i);
+  const T y = static_cast<const std::vector<T>*>(b)->at(i);
+  if constexpr (std::is_floating_point<T>::value) {
+    if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+    return std::fabs(double(x) - double(y)) <= tol * std::fmax(1.0, std::fabs(double(y)));
+  } else {
+    (void)tol;
+    return x == y;
+  }
+}
+}  // namespace detail
+
+// Compares the device's output with the CPU reference and prints the verdict. In show mode the
+// configuration, input, out and expected are printed in full (long arrays are elided in the
+// middle); otherwise one line, plus the first mismatches on failure. Returns the exit code.
+template <class TI, class TO>
+int finish(const Case& c, const Config& cfg, const std::vector<TI>& input, const std::vector<TO>& got,
+           const std::vector<TO>& expected, Tolerance tol = {}) {
+  return detail::finish_impl(c, cfg, input.size(), expected.size(), &detail::at<TI>, &input, &detail::at<TO>, &got, &expected,
+                             &detail::eq<TO>, tol.rel);
+}
+
+}  // namespace harness

@@ -1,0 +1,13 @@
+// What differs between the CPU simulator and the GPU, for harness/src/main.cpp.
+#pragma once
+
+#include <string>
+
+namespace harness {
+namespace backend {
+std::string describe();                  // one line: which device, which execution model
+bool set_schedules(const char* list);    // simulator only; false if unknown or unsupported
+void set_seed(unsigned long long seed);  // seeds the simulator's random schedule
+void on_fatal(void (*hook)(int code, const char* kind));
+}  // namespace backend
+}  // namespace harness

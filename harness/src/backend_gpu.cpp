@@ -1,0 +1,25 @@
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <string>
+
+#include "backend.h"
+
+namespace harness {
+namespace backend {
+
+std::string describe() {
+  cudaDeviceProp p{};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) return "GPU (no device found)";
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "GPU %s (sm_%d%d, %d SMs)", p.name, p.major, p.minor, p.multiProcessorCount);
+  return buf;
+}
+
+bool set_schedules(const char*) { return false; }
+void set_seed(unsigned long long) {}
+void on_fatal(void (*)(int, const char*)) {}
+
+}  // namespace backend
+}  // namespace harness

@@ -1,0 +1,223 @@
+// The driver binary's main(), inputs and verdict printing. See docs/architecture.md for the
+// command line and the RESULT line that scripts/puzzle.py reads.
+#include "harness/harness.h"
+
+#include <cinttypes>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "backend.h"
+
+namespace harness {
+
+static const Case* g_case = nullptr;  // for the RESULT line of a run that ends abruptly
+
+static void print_result(const char* verdict, long long mismatches) {
+  std::fflush(stderr);
+  const Case& c = *g_case;
+  std::printf("RESULT {\"verdict\": \"%s\", \"puzzle\": \"%s\", \"variant\": \"%s\", \"n\": %lld, \"tpb\": %d, \"seed\": %" PRIu64
+              ", \"show\": %s, \"mismatches\": %lld}\n",
+              verdict, kPuzzle.name, c.variant.c_str(), c.n, c.tpb, c.seed, c.show ? "true" : "false", mismatches);
+  std::fflush(stdout);
+}
+
+static void on_fatal(int code, const char*) { print_result(code == 3 ? "race" : "error", -1); }
+
+// ---- inputs ---------------------------------------------------------------------------------
+
+static uint64_t next(uint64_t& s) {  // splitmix64: the same stream on every platform
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::vector<int> iota_ints(size_t n) {
+  std::vector<int> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = int(i);
+  return v;
+}
+
+std::vector<int> random_ints(size_t n, uint64_t seed, int lo, int hi) {
+  std::vector<int> v(n);
+  uint64_t s = seed;
+  uint64_t span = uint64_t(int64_t(hi) - int64_t(lo) + 1);
+  for (size_t i = 0; i < n; ++i) v[i] = int(int64_t(lo) + int64_t(next(s) % span));
+  return v;
+}
+
+std::vector<float> random_floats(size_t n, uint64_t seed, float lo, float hi) {
+  std::vector<float> v(n);
+  uint64_t s = seed;
+  for (size_t i = 0; i < n; ++i) v[i] = lo + (hi - lo) * float(double(next(s) >> 11) * (1.0 / 9007199254740992.0));
+  return v;
+}
+
+// ---- errors ---------------------------------------------------------------------------------
+
+void check(cudaError_t e, const char* what, const char* file, int line) {
+  if (e == cudaSuccess) return;
+  std::fprintf(stderr, "error: %s failed at %s:%d: %s (%s)\n", what, file, line, cudaGetErrorString(e), cudaGetErrorName(e));
+  print_result("error", -1);
+  std::exit(4);
+}
+
+void check_kernels(const char* what) {
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) return;
+  std::fprintf(stderr, "error: %s: a kernel launch or a kernel failed: %s (%s)\n", what, cudaGetErrorString(e), cudaGetErrorName(e));
+  if (e == cudaErrorInvalidConfiguration)
+    std::fprintf(stderr, "  Check the <<<blocks, threads, shared bytes>>> of each launch: at most 1024 threads per block, at "
+                         "least one block, at most 48 KiB of shared memory.\n");
+  print_result("error", -1);
+  std::exit(4);
+}
+
+// ---- printing -------------------------------------------------------------------------------
+
+namespace detail {
+
+std::string format_value(long long v) { return std::to_string(v); }
+
+std::string format_value(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.7g", v);
+  std::string s(buf);
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // 3 -> 3.0, so floats read as floats
+  return s;
+}
+
+static std::string format_array(size_t n, std::string (*at)(const void*, size_t), const void* v) {
+  const size_t head = 16, tail = 4;
+  std::string s = "[";
+  for (size_t i = 0; i < n; ++i) {
+    if (i) s += ", ";
+    if (n > head + tail + 1 && i == head) {
+      s += "... " + std::to_string(n - head - tail) + " more ...";
+      i = n - tail - 1;
+      continue;
+    }
+    s += at(v, i);
+  }
+  return s + "]";
+}
+
+static std::string config_str(const Case& c, const Config& cfg) {
+  std::string s;
+  for (auto& kv : cfg) s += (s.empty() ? "" : ", ") + kv.first + " = " + std::to_string(kv.second);
+  (void)c;
+  return s;
+}
+
+int finish_impl(const Case& c, const Config& cfg, size_t n_in, size_t n_out, std::string (*in_at)(const void*, size_t), const void* in,
+                std::string (*out_at)(const void*, size_t), const void* got, const void* expected,
+                bool (*equal)(const void*, const void*, size_t, double), double tol) {
+  size_t got_n = static_cast<const std::vector<char>*>(got)->size();  // only the size is read
+  (void)got_n;
+  size_t mismatches = 0, first = n_out;
+  for (size_t i = 0; i < n_out; ++i)
+    if (!equal(got, expected, i, tol)) {
+      if (first == n_out) first = i;
+      ++mismatches;
+    }
+  if (c.show) {
+    std::printf("config:   %s\n", config_str(c, cfg).c_str());
+    std::printf("input:    %s\n", format_array(n_in, in_at, in).c_str());
+    std::printf("out:      %s\n", format_array(n_out, out_at, got).c_str());
+    std::printf("expected: %s\n", format_array(n_out, out_at, expected).c_str());
+  } else {
+    std::printf("case: %s, seed = %" PRIu64 "\n", config_str(c, cfg).c_str(), c.seed);
+  }
+  if (mismatches) {
+    std::printf("mismatch: %zu of %zu outputs differ; first at index %zu\n", mismatches, n_out, first);
+    size_t shown = 0;
+    for (size_t i = first; i < n_out && shown < 8; ++i) {
+      if (equal(got, expected, i, tol)) continue;
+      std::printf("  [%zu] expected %s, got %s\n", i, out_at(expected, i).c_str(), out_at(got, i).c_str());
+      ++shown;
+    }
+    if (!c.show && n_in <= 64) std::printf("  input: %s\n", format_array(n_in, in_at, in).c_str());
+  }
+  print_result(mismatches ? "fail" : "pass", (long long)mismatches);
+  return mismatches ? 1 : 0;
+}
+
+}  // namespace detail
+
+// ---- main -----------------------------------------------------------------------------------
+
+static int usage(const char* msg) {
+  if (msg) std::fprintf(stderr, "error: %s\n", msg);
+  std::fprintf(stderr,
+               "usage: %s_<backend> --list\n"
+               "       %s_<backend> --variant NAME --n N --tpb T (--show | --seed S) [--schedules forward,reverse,random]\n"
+               "This is the puzzle's driver; learners run it through scripts/puzzle.py.\n",
+               kPuzzle.name, kPuzzle.name);
+  return 2;
+}
+
+static bool parse_ll(const char* s, long long* out) {
+  char* end = nullptr;
+  long long v = std::strtoll(s, &end, 10);
+  if (!s[0] || *end) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace harness
+
+int main(int argc, char** argv) {
+  using namespace harness;
+  static Case c;
+  g_case = &c;
+  bool list = false, have_n = false, have_tpb = false, have_seed = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char* what) -> const char* {
+      if (i + 1 >= argc) {
+        usage((std::string(what) + " needs a value").c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    long long v = 0;
+    if (a == "--list") list = true;
+    else if (a == "--show") c.show = true;
+    else if (a == "--variant") c.variant = value("--variant");
+    else if (a == "--n") {
+      if (!parse_ll(value("--n"), &v) || v < 1) return usage("--n takes a size of at least 1");
+      c.n = v, have_n = true;
+    } else if (a == "--tpb") {
+      if (!parse_ll(value("--tpb"), &v) || v < 1 || v > 1 << 20) return usage("--tpb takes a positive block size");
+      c.tpb = int(v), have_tpb = true;
+    } else if (a == "--seed") {
+      if (!parse_ll(value("--seed"), &v) || v < 0) return usage("--seed takes a non-negative integer");
+      c.seed = uint64_t(v), have_seed = true;
+    } else if (a == "--schedules") {
+      if (!backend::set_schedules(value("--schedules")))
+        return usage("--schedules takes a list of forward, reverse, random (CPU simulator only)");
+    } else if (a == "--help" || a == "-h") {
+      usage(nullptr);
+      return 0;
+    } else {
+      return usage(("unknown option " + a).c_str());
+    }
+  }
+  if (list) {
+    for (auto& v : kPuzzle.variants) std::printf("%s\n", v.name);
+    return 0;
+  }
+  const VariantEntry* entry = nullptr;
+  for (auto& v : kPuzzle.variants)
+    if (c.variant == v.name) entry = &v;
+  if (!entry) return usage(c.variant.empty() ? "--variant is required" : ("unknown variant " + c.variant).c_str());
+  if (!have_n || !have_tpb) return usage("--n and --tpb are required");
+  if (!c.show && !have_seed) return usage("give --show (the deterministic input) or --seed S (a random input)");
+  backend::set_seed(c.seed + 1);
+  backend::on_fatal(on_fatal);
+  if (c.show) std::printf("backend:  %s\n", backend::describe().c_str());
+  std::fflush(stdout);
+  return entry->run(c);
+}
