@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <string>
 
 #include "backend.h"
@@ -16,6 +17,18 @@ std::string describe() {
 bool set_schedules(const char* list) { return cudasim::set_schedules(list); }
 void set_seed(unsigned long long seed) { cudasim::options().seed = seed; }
 void on_fatal(void (*hook)(int, const char*)) { cudasim::set_fatal_hook(hook); }
+
+std::string stats_json() {
+  cudasim::Stats s = cudasim::stats();
+  const cudasim::Options& o = cudasim::options();
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "{\"threads\": %llu, \"kernel_seconds\": %.6f, \"launches\": %llu, \"switches\": %llu, \"schedules\": %d, "
+                "\"workers\": %d, \"fibers\": \"%s\"}",
+                (unsigned long long)s.threads, s.kernel_seconds, (unsigned long long)s.launches, (unsigned long long)s.switches,
+                o.schedule_count, o.workers, cudasim::fiber_backend());
+  return buf;
+}
 
 }  // namespace backend
 }  // namespace harness

@@ -20,6 +20,7 @@ std::string describe() {
 bool set_schedules(const char*) { return false; }
 void set_seed(unsigned long long) {}
 void on_fatal(void (*)(int, const char*)) {}
+std::string stats_json() { return ""; }
 
 }  // namespace backend
 }  // namespace harness

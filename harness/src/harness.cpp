@@ -152,7 +152,7 @@ static int usage(const char* msg) {
   if (msg) std::fprintf(stderr, "error: %s\n", msg);
   std::fprintf(stderr,
                "usage: %s_<backend> --list\n"
-               "       %s_<backend> --variant NAME --n N --tpb T (--show | --seed S) [--schedules forward,reverse,random]\n"
+               "       %s_<backend> --variant NAME --n N --tpb T (--show | --seed S) [--schedules forward,reverse,random] [--stats]\n"
                "This is the puzzle's driver; learners run it through scripts/puzzle.py.\n",
                kPuzzle.name, kPuzzle.name);
   return 2;
@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
   using namespace harness;
   static Case c;
   g_case = &c;
-  bool list = false, have_n = false, have_tpb = false, have_seed = false;
+  bool list = false, stats = false, have_n = false, have_tpb = false, have_seed = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* what) -> const char* {
@@ -185,6 +185,7 @@ int main(int argc, char** argv) {
     long long v = 0;
     if (a == "--list") list = true;
     else if (a == "--show") c.show = true;
+    else if (a == "--stats") stats = true;
     else if (a == "--variant") c.variant = value("--variant");
     else if (a == "--n") {
       if (!parse_ll(value("--n"), &v) || v < 1) return usage("--n takes a size of at least 1");
@@ -219,5 +220,7 @@ int main(int argc, char** argv) {
   backend::on_fatal(on_fatal);
   if (c.show) std::printf("backend:  %s\n", backend::describe().c_str());
   std::fflush(stdout);
-  return entry->run(c);
+  int rc = entry->run(c);
+  if (stats && !backend::stats_json().empty()) std::printf("STATS %s\n", backend::stats_json().c_str());
+  return rc;
 }

@@ -16,10 +16,22 @@ __thread Worker* tl_worker = nullptr;
 __thread ThreadView* tl_thread = nullptr;
 __thread BlockView* tl_block = nullptr;
 
-static std::atomic<uint64_t> g_switches{0};
-static std::atomic<uint64_t> g_threads_run{0};
-uint64_t fiber_switch_count() { return g_switches.load(); }
-uint64_t threads_run_count() { return g_threads_run.load(); }
+std::vector<Worker*> all_workers();
+uint64_t fiber_switch_count() {
+  uint64_t n = 0;
+  for (Worker* w : all_workers()) n += w->switches.load(std::memory_order_relaxed);
+  return n;
+}
+uint64_t threads_run_count() {
+  uint64_t n = 0;
+  for (Worker* w : all_workers()) n += w->threads_run.load(std::memory_order_relaxed);
+  return n;
+}
+
+// Counters written by one worker only: a relaxed load and store, no locked instruction.
+static inline void bump(std::atomic<uint64_t>& c, uint64_t by = 1) {
+  c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
 
 void Grid::fail(int code, const char* kind, const std::string& msg) {
   std::lock_guard<std::mutex> lock(err_mu);
@@ -45,7 +57,6 @@ static inline uint64_t splitmix(uint64_t& s) {
 static inline Thread& self_thread() { return *reinterpret_cast<Thread*>(tl_thread); }
 
 static void yield_to_scheduler(Worker& w, Thread& t) {
-  g_switches.fetch_add(1, std::memory_order_relaxed);
   fiber_yield(w.sched, t.fiber);
   // Resumed: the scheduler has set tl_thread back to this thread.
 }
@@ -181,7 +192,11 @@ static void complete_group(Worker& w, unsigned warp_index, WarpGroup& g) {
       r = (g.arrived & (1u << src)) ? g.value[src] : poison_bits(g.value_bytes);
     }
     lanes[l].warp_result = r;
-    if (lanes[l].st == St::AtWarp) lanes[l].st = St::Runnable;
+    if (lanes[l].st == St::AtWarp) {
+      lanes[l].st = St::Runnable;
+      --w.at_warp;
+      w.woke = true;
+    }
   }
 }
 
@@ -199,14 +214,14 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
   unsigned lane = t.view.lane, warp_index = t.linear / 32;
   Warp& wp = w.warps[warp_index];
   if (op == WarpOp::Activemask) return wp.live;
-  std::string at = where(file, line);
+  auto at = [&] { return where(file, line); };  // formatted on error paths only
   if (!(mask & (1u << lane)))
     thread_fault(w, t, "warp",
                  strf("warp misuse at %s: %s: lane %u calls %s with mask 0x%08x, which does not include lane %u itself.\n"
                       "  Every lane that calls a *_sync intrinsic must be named in its mask.",
-                      at.c_str(), who(w, t).c_str(), lane, op_name(op), mask, lane));
+                      at().c_str(), who(w, t).c_str(), lane, op_name(op), mask, lane));
   if (width <= 0 || width > 32 || (width & (width - 1)))
-    thread_fault(w, t, "warp", strf("warp misuse at %s: %s: width %d of %s is not a power of two between 1 and 32.", at.c_str(),
+    thread_fault(w, t, "warp", strf("warp misuse at %s: %s: width %d of %s is not a power of two between 1 and 32.", at().c_str(),
                                     who(w, t).c_str(), width, op_name(op)));
   WarpGroup* g = nullptr;
   for (WarpGroup& x : wp.groups) {
@@ -219,7 +234,7 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
       thread_fault(w, t, "warp",
                    strf("warp misuse at %s: %s: lane %u calls %s with mask 0x%08x while lane %u of the same warp waits in %s at %s "
                         "with mask 0x%08x.\n  Lanes that meet in a *_sync call must all pass the same mask.",
-                        at.c_str(), who(w, t).c_str(), lane, op_name(op), mask, other, op_name(x.op), where(x.file, x.line).c_str(),
+                        at().c_str(), who(w, t).c_str(), lane, op_name(op), mask, other, op_name(x.op), where(x.file, x.line).c_str(),
                         x.mask));
     }
   }
@@ -228,7 +243,7 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
     thread_fault(w, t, "warp",
                  strf("warp misuse at %s: %s: lane %u calls %s while lane %u waits in %s at %s with the same mask 0x%08x.\n"
                       "  The lanes of a mask must all call the same intrinsic; the others took a different branch.",
-                      at.c_str(), who(w, t).c_str(), lane, op_name(op), other, op_name(g->op), where(g->file, g->line).c_str(), mask));
+                      at().c_str(), who(w, t).c_str(), lane, op_name(op), other, op_name(g->op), where(g->file, g->line).c_str(), mask));
   }
   if (!g) {
     wp.groups.push_back(WarpGroup{op, mask, 0, width, value_bytes, is_signed, file, line, {}, {}});
@@ -287,10 +302,9 @@ static void ensure_stacks(Worker& w, size_t n) {
 static void resume(Worker& w, Thread& t) {
   tl_thread = &t.view;
   w.current.store(&t, std::memory_order_relaxed);
-  w.progress.fetch_add(1, std::memory_order_relaxed);
-  g_switches.fetch_add(1, std::memory_order_relaxed);
+  bump(w.progress);
+  bump(w.switches, 2);  // in and back out
   fiber_resume(w.sched, t.fiber);
-  w.current.store(nullptr, std::memory_order_relaxed);
   tl_thread = nullptr;
 }
 
@@ -357,28 +371,37 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
     t.wait_file = nullptr;
     fiber_make(t.fiber, w.stacks[i], stack_bytes, thread_entry, &t);
   }
-  g_threads_run.fetch_add(n, std::memory_order_relaxed);
+  bump(w.threads_run, n);
 
-  std::vector<unsigned> order(n);
+  std::vector<unsigned>& order = w.order;
+  order.resize(n);
   for (unsigned i = 0; i < n; ++i) order[i] = g.schedule == Schedule::Reverse ? n - 1 - i : i;
   uint64_t rng = g.seed ^ (uint64_t(linear) * 0x9E3779B97F4A7C15ull);
-  std::string ksite = kernel_str(g.site);
-  std::string blk = dim_str(w.block.bid, gd);
+  // Formatted on error paths only.
+  auto ksite = [&] { return kernel_str(g.site); };
+  auto blk = [&] { return dim_str(w.block.bid, gd); };
 
+  unsigned exited = 0;
   for (;;) {
-    // One barrier interval: sweep the runnable threads in schedule order until none is left.
-    bool ran = true;
-    while (ran) {
-      ran = false;
+    // One barrier interval: sweep the runnable threads in schedule order; sweep again only if a
+    // warp collective woke threads that the sweep had already passed.
+    unsigned at_bar = 0;
+    w.at_warp = 0;
+    do {
+      w.woke = false;
       if (g.schedule == Schedule::Random)
         for (unsigned i = n; i > 1; --i) std::swap(order[i - 1], order[splitmix(rng) % i]);
       for (unsigned k = 0; k < n; ++k) {
         Thread& t = w.threads[order[k]];
         if (t.st != St::Runnable) continue;
-        ran = true;
         resume(w, t);
         if (t.st == St::Faulted || g.abort.load(std::memory_order_relaxed)) return;
-        if (t.st == St::Exited) {
+        if (t.st == St::AtBarrier) {
+          ++at_bar;
+        } else if (t.st == St::AtWarp) {
+          ++w.at_warp;
+        } else if (t.st == St::Exited) {
+          ++exited;
           Warp& wp = w.warps[t.linear / 32];
           wp.live &= ~(1u << t.view.lane);
           // A lane that returns no longer counts in its warp's pending *_sync calls.
@@ -392,53 +415,42 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
           }
         }
       }
-    }
-    unsigned exited = 0, at_bar = 0, at_warp = 0;
-    for (unsigned i = 0; i < n; ++i) {
-      St s = w.threads[i].st;
-      exited += s == St::Exited;
-      at_bar += s == St::AtBarrier;
-      at_warp += s == St::AtWarp;
-    }
+    } while (w.woke);
     if (exited == n) return;
-    if (at_warp > 0) {
+    if (w.at_warp > 0) {
       bool mixed = at_bar > 0;
       g.fail(4, mixed ? "divergence" : "deadlock",
              strf("%s %s: block %s cannot make progress: lanes wait in a warp *_sync call for lanes that never arrive.\n%s%s%s"
                   "  Every non-exited lane named in a mask must reach the same *_sync call. A lane that took the other side of an "
                   "if, or waits at __syncthreads(), never arrives.",
-                  mixed ? "barrier divergence in" : "deadlock in", ksite.c_str(), blk.c_str(), list_waiters(w, n, St::AtWarp).c_str(),
+                  mixed ? "barrier divergence in" : "deadlock in", ksite().c_str(), blk().c_str(), list_waiters(w, n, St::AtWarp).c_str(),
                   list_waiters(w, n, St::AtBarrier).c_str(), list_exited(w, n).c_str()));
       return;
     }
-    // Everyone left is at a barrier. CUDA counts only threads that have not exited.
+    // Everyone left is at a barrier (CUDA counts only threads that have not exited): release
+    // them if they all wait at the same one.
     Thread* first = nullptr;
-    bool same = true;
-    for (unsigned i = 0; i < n; ++i) {
-      Thread& t = w.threads[i];
-      if (t.st != St::AtBarrier) continue;
-      if (!first) first = &t;
-      else if (t.wait_line != first->wait_line || t.wait_what != first->wait_what ||
-               (t.wait_file != first->wait_file && std::strcmp(t.wait_file, first->wait_file) != 0))
-        same = false;
-    }
-    if (!same) {
-      g.fail(4, "divergence",
-             strf("barrier divergence in %s, block %s: threads wait at different barriers.\n%s%s"
-                  "  Every thread of a block must reach the same __syncthreads() call. Move the barrier out of the if/else, or make "
-                  "the condition the same for the whole block.",
-                  ksite.c_str(), blk.c_str(), list_waiters(w, n, St::AtBarrier).c_str(), list_exited(w, n).c_str()));
-      return;
-    }
     int count = 0, all = 1, any = 0;
     for (unsigned i = 0; i < n; ++i) {
       Thread& t = w.threads[i];
       if (t.st != St::AtBarrier) continue;
+      if (!first) {
+        first = &t;
+      } else if (t.wait_line != first->wait_line || t.wait_what != first->wait_what ||
+                 (t.wait_file != first->wait_file && std::strcmp(t.wait_file, first->wait_file) != 0)) {
+        g.fail(4, "divergence",
+               strf("barrier divergence in %s, block %s: threads wait at different barriers.\n%s%s"
+                    "  Every thread of a block must reach the same __syncthreads() call. Move the barrier out of the if/else, or "
+                    "make the condition the same for the whole block.",
+                    ksite().c_str(), blk().c_str(), list_waiters(w, n, St::AtBarrier).c_str(), list_exited(w, n).c_str()));
+        return;
+      }
       count += t.bar_pred;
       all &= t.bar_pred;
       any |= t.bar_pred;
-      t.st = St::Runnable;
     }
+    for (unsigned i = 0; i < n; ++i)
+      if (w.threads[i].st == St::AtBarrier) w.threads[i].st = St::Runnable;
     w.bar_result = first->bar_kind == 0 ? count : first->bar_kind == 1 ? all : first->bar_kind == 2 ? any : 0;
   }
 }
@@ -488,6 +500,7 @@ static void worker_loop(Worker* w) {
       size_t i = g->next.fetch_add(1);
       if (i >= g->order.size()) break;
       run_block(*w, *g, g->order[i]);
+      w->current.store(nullptr, std::memory_order_relaxed);  // the watchdog watches running threads only
     }
     tl_block = nullptr;
     {

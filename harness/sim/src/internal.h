@@ -74,8 +74,13 @@ struct Worker {
   FiberCtx sched;  // the scheduler's own context (ucontext backend)
   uint64_t rng = 0;
   int bar_result = 0;
+  unsigned at_warp = 0;  // threads of the block waiting in a warp collective
+  bool woke = false;     // a warp collective released waiting lanes during this sweep
   // Watchdog: progress counts resumptions; current is the running thread, or null.
   std::atomic<uint64_t> progress{0};
+  std::atomic<uint64_t> switches{0};
+  std::atomic<uint64_t> threads_run{0};
+  std::vector<unsigned> order;  // thread order of the current sweep
   std::atomic<Thread*> current{nullptr};
   bool faulted = false;
 };

@@ -17,8 +17,7 @@ const char* schedule_name(Schedule s) {
   return "?";
 }
 
-bool set_schedules(const char* list) {
-  Options& o = options();
+static bool parse_schedules(Options& o, const char* list) {
   Schedule parsed[3];
   int n = 0;
   std::string s(list);
@@ -42,6 +41,8 @@ bool set_schedules(const char* list) {
   return true;
 }
 
+bool set_schedules(const char* list) { return parse_schedules(options(), list); }
+
 Options& options() {
   static Options* o = [] {
     Options* x = new Options();
@@ -49,19 +50,23 @@ Options& options() {
     if (const char* v = std::getenv("CUDASIM_STALL_SECONDS")) x->stall_seconds = std::atof(v);
     if (const char* v = std::getenv("CUDASIM_SEED")) x->seed = std::strtoull(v, nullptr, 10);
     if (const char* v = std::getenv("CUDASIM_STACK_KB")) x->stack_bytes = size_t(std::atoi(v)) * 1024;
+    if (const char* v = std::getenv("CUDASIM_SCHEDULES"))
+      if (!parse_schedules(*x, v))
+        std::fprintf(stderr, "cudasim: ignoring CUDASIM_SCHEDULES=%s (expected e.g. forward,reverse,random)\n", v);
     return x;
   }();
-  static bool env_schedules = [] {
-    if (const char* v = std::getenv("CUDASIM_SCHEDULES"))
-      if (!set_schedules(v)) std::fprintf(stderr, "cudasim: ignoring CUDASIM_SCHEDULES=%s (expected e.g. forward,reverse,random)\n", v);
-    return true;
-  }();
-  (void)env_schedules;
   return *o;
 }
 
+namespace detail {
+static std::atomic<uint64_t> g_launches{0};
+static std::atomic<uint64_t> g_kernel_ns{0};
+}  // namespace detail
+
 Stats stats() {
   Stats s;
+  s.launches = detail::g_launches.load();
+  s.kernel_seconds = double(detail::g_kernel_ns.load()) * 1e-9;
   s.threads = detail::threads_run_count();
   s.switches = detail::fiber_switch_count();
   return s;
@@ -78,7 +83,6 @@ const char* fiber_backend() {
 namespace detail {
 
 std::atomic<int> g_schedule_index{0};
-static std::atomic<uint64_t> g_launches{0};
 
 static std::string dim3_str(dim3 d) {
   if (d.y == 1 && d.z == 1) return strf("%u", d.x);
@@ -122,6 +126,12 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
   }
   const Options& o = options();
   int count = o.schedule_count;
+  struct Timer {
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    ~Timer() {
+      g_kernel_ns.fetch_add(uint64_t(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count()));
+    }
+  } timer;
   struct Access {
     Access() { device_access(true); }
     ~Access() { device_access(false); }

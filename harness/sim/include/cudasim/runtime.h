@@ -108,6 +108,7 @@ struct Stats {
   uint64_t threads = 0;  // simulated CUDA threads run (all schedules)
   uint64_t switches = 0; // fiber switches
   uint64_t launches = 0;
+  double kernel_seconds = 0;  // wall time spent inside launches (all schedules)
 };
 Stats stats();
 const char* fiber_backend();  // "boost.context" or "ucontext"
