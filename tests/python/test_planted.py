@@ -1,0 +1,73 @@
+"""Planted-bug learner files (tests/planted/<puzzle>/<name>.cu) must be rejected by `check`.
+
+Each file starts with a header that says what it plants and how it must be caught:
+
+    // planted: p14 --simple
+    // expect: race
+    // match: race in kernel
+    // why: Kogge-Stone without the read/write split
+
+CTest builds each file into build/bin/planted_<puzzle>_<name>_cpu (tests/CMakeLists.txt).
+"""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PLANTED = sorted((ROOT / "tests" / "planted").glob("*/*.cu"))
+HEADER = re.compile(r"^//\s*(planted|expect|match|why):\s*(.*?)\s*$")
+
+
+def header(path):
+    fields = {}
+    for line in path.read_text(encoding="utf-8").splitlines()[:12]:
+        m = HEADER.match(line)
+        if m:
+            fields[m.group(1)] = m.group(2)
+    return fields
+
+
+def build_dir():
+    d = os.environ.get("PUZZLES_BUILD_DIR")
+    return Path(d) if d else None
+
+
+def test_there_are_planted_bugs_for_every_puzzle():
+    puzzles = {p.parent.name for p in (ROOT / "puzzles").glob("*/puzzle.json")}
+    planted = {p.parent.name for p in PLANTED}
+    assert puzzles <= planted, "puzzles without planted-bug files: %s" % sorted(puzzles - planted)
+
+
+@pytest.mark.parametrize("path", PLANTED, ids=lambda p: "%s/%s" % (p.parent.name, p.stem))
+def test_header_is_complete(path):
+    h = header(path)
+    for key in ("planted", "expect", "match", "why"):
+        assert key in h, "%s: missing '// %s:' header line" % (path, key)
+    assert h["expect"] in ("fail", "race", "error"), h["expect"]
+    puzzle, flag = h["planted"].split()
+    assert puzzle == path.parent.name and flag.startswith("--")
+    re.compile(h["match"])
+
+
+@pytest.mark.parametrize("path", PLANTED, ids=lambda p: "%s/%s" % (p.parent.name, p.stem))
+def test_check_rejects_planted_bug(path):
+    build = build_dir()
+    if build is None:
+        pytest.skip("PUZZLES_BUILD_DIR is not set (run through `python3 scripts/puzzle.py test`)")
+    h = header(path)
+    puzzle, flag = h["planted"].split()
+    binary = build / "bin" / ("planted_%s_%s_cpu" % (puzzle, path.stem))
+    if not binary.exists():
+        pytest.skip("%s was not built" % binary)
+    cmd = [sys.executable, str(ROOT / "scripts" / "puzzle.py"), "check", puzzle, flag, "--binary", str(binary),
+           "--backend", "cpu", "--seed", "1"]
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    output = proc.stdout
+    assert proc.returncode == 1, "%s should fail check (exit 1), got %d:\n%s" % (path.name, proc.returncode, output)
+    verdict = re.search(r"^\S+ %s %s: (\w+) \(" % (re.escape(puzzle), re.escape(flag)), output, re.M)
+    assert verdict and verdict.group(1) == h["expect"], "expected verdict %r:\n%s" % (h["expect"], output)
+    assert re.search(h["match"], output), "expected /%s/ in the output:\n%s" % (h["match"], output)
