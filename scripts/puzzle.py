@@ -22,5 +22,8 @@ from puzzlelib.driver import classify, parse_result_line, run_driver  # noqa: E4
 from puzzlelib.puzzles import discover, find_puzzle, load_puzzle  # noqa: E402,F401
 from puzzlelib.build import build_failure_summary, gpu_present  # noqa: E402,F401
 
+__all__ = ["main", "classify", "parse_result_line", "run_driver", "discover", "find_puzzle", "load_puzzle",
+           "build_failure_summary", "gpu_present"]
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from .common import BuildError, ncpu, out, err, rel, stdout_is_tty, quote_cmd
+from .common import BuildError, err, ncpu, quote_cmd, rel, stdout_is_tty
 
 # g++/clang: file:line:col: error: msg    nvcc/MSVC: file(line): error: msg
 GCC_DIAG = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+)(?::(?P<col>\d+))?:\s*"
@@ -149,11 +149,16 @@ def normalize_paths(line: str, root: Path) -> str:
 def build_failure_summary(text: str, root: Path, source: Optional[str], target: str) -> str:
     """The compiler diagnostics that concern the learner's file, with a little context."""
     lines = text.splitlines()
-    picked = []  # type: List[List[str]]
-    fallback = []
+    picked = []  # type: List[List[str]]   diagnostics about the learner's file
+    fallback = []  # type: List[List[str]]  any other error lines, in order
+    skip_until = 0
     for i, line in enumerate(lines):
+        if i < skip_until:
+            continue
         m = _diag(line)
         if not m:
+            if OTHER_ERROR.search(line):
+                fallback.append([line])
             continue
         kind = m.group("kind")
         if kind == "warning":
@@ -163,15 +168,13 @@ def build_failure_summary(text: str, root: Path, source: Optional[str], target: 
             if _diag(follow) or not follow.strip() or not follow.startswith((" ", "\t", "|")):
                 break
             block.append(follow)
+        skip_until = i + len(block)
         if _mentions(m.group("file"), source, root):
             picked.append(block)
         elif "error" in kind:
             fallback.append(block)
     if not picked:
-        picked = fallback
-    if not picked:
-        others = [l for l in lines if OTHER_ERROR.search(l)]
-        picked = [[l] for l in (others[:MAX_DIAGNOSTICS] or lines[-20:])]
+        picked = fallback or [[l] for l in lines[-20:]]
     where = source or target
     head = ["", "Build of %s failed (%s):" % (target, where), ""]
     body = []

@@ -59,10 +59,10 @@ def main(argv: Optional[List[str]] = None, root: Optional[Path] = None) -> int:
         return 2
     command, args = argv[0], argv[1:]
     if command not in COMMANDS:
-        msg = "error: unknown command '%s'." % command
+        msg = "error: unknown command '%s'" % command
         guess = suggest(command, list(COMMANDS))
         if guess:
-            msg += " Did you mean %s?" % guess
+            msg += " (did you mean %s?)" % guess
         err(msg + "\n")
         err(usage())
         return 2

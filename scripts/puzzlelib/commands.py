@@ -31,7 +31,7 @@ and the expected output, then a verdict.
   --solution         run the reference solution instead of your file
   --backend B        auto (default: GPU if there is one), cpu (the simulator) or gpu
   --seed S           run one random size instead of the show input (reproducible with S)
-  --n N, --tpb T     with --seed: run exactly this size / block size
+  --n N, --tpb T     run this size / block size instead of the show input
 """
 
 CHECK_HELP = """\
@@ -77,12 +77,12 @@ def resolve_variants(puzzle: Puzzle, flags: List[str], spec, puzzles=None) -> Li
         if v is None:
             choices = [x.flag for x in puzzle.variants.values()] + list(spec)
             guess = suggest_flag(flag, choices)
-            msg = "%s has no variant or option %s." % (puzzle.name, flag)
+            msg = "%s has no variant or option %s" % (puzzle.name, flag)
             others = [q.name for q in (puzzles or {}).values() if q.variant_by_flag(flag)]
             if guess:
-                msg += " Did you mean %s?" % guess
+                msg += " (did you mean %s?)" % guess
             elif others:
-                msg += " (%s is a variant of %s.)" % (flag, ", ".join(others))
+                msg += " (%s is a variant of %s)" % (flag, ", ".join(others))
             msg += "\nVariants of %s (%s):\n%s" % (puzzle.name, puzzle.title, puzzle.variant_help())
             raise UsageError(msg)
         if v not in chosen:
@@ -97,10 +97,10 @@ def reject_unknown_flags(puzzles, flags: List[str], spec) -> None:
     for flag in flags:
         if flag not in known and flag.replace("_", "-") not in known:
             choices = list(spec) + sorted(known)
-            msg = "unknown option %s." % flag
+            msg = "unknown option %s" % flag
             guess = suggest_flag(flag, choices)
             if guess:
-                msg += " Did you mean %s?" % guess
+                msg += " (did you mean %s?)" % guess
             raise UsageError(msg)
 
 
@@ -196,7 +196,8 @@ def cmd_run(root: Path, args: List[str]) -> int:
         cmd += ["--n", str(n), "--tpb", str(tpb), "--seed", str(seed)]
         out("case: n=%d tpb=%d seed=%d" % (n, tpb, seed))
     else:
-        cmd += ["--show"]
+        n, tpb = variant.show_case()
+        cmd += ["--show", "--n", str(n), "--tpb", str(tpb)]
     out("")
     outcome = run_driver(cmd, timeout, on_line=out)
     out("")
@@ -251,15 +252,9 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
     for i, (n, tpb) in enumerate(cases):
         _progress(variant.label, i, len(cases), n, tpb)
         case = ["--variant", variant.name, "--n", str(n), "--tpb", str(tpb), "--seed", str(seed + i)]
-        outcome = run_driver([str(binary)] + case + ["--quiet"], timeout)
+        outcome = run_driver([str(binary)] + case, timeout)
         ran += 1
         if not outcome.passed:
-            if not outcome.lines and not outcome.timed_out:
-                # --quiet may have hidden the details; run the case again verbosely for them.
-                again = run_driver([str(binary)] + case, timeout)
-                if not again.passed and again.lines:
-                    outcome = Outcome(again.cmd, outcome.returncode, again.lines, outcome.result,
-                                      outcome.timed_out, outcome.seconds)
             failure = (i, n, tpb, seed + i, outcome)
             break
     seconds = time.monotonic() - start
@@ -354,11 +349,12 @@ def cmd_check(root: Path, args: List[str]) -> int:
 
 def variant_status(variant: Variant, binary: Path, timeout: float, rng: random.Random) -> str:
     """solved / not yet, from the show case and two random sizes."""
-    runs = [["--show"]]
+    n, tpb = variant.show_case()
+    runs = [["--show", "--n", str(n), "--tpb", str(tpb)]]
     for _ in range(2):
         tpb = rng.choice(variant.tpb)
         n = variant.random_n(tpb, rng)
-        runs.append(["--n", str(n), "--tpb", str(tpb), "--seed", str(rng.randint(1, 99999)), "--quiet"])
+        runs.append(["--n", str(n), "--tpb", str(tpb), "--seed", str(rng.randint(1, 99999))])
     for extra in runs:
         if not run_driver([str(binary), "--variant", variant.name] + extra, timeout).passed:
             return "not yet"

@@ -130,7 +130,9 @@ def run_driver(cmd: List[str], timeout: float,
         lines = ["cannot start %s: %s" % (cmd[0], e)]
         if on_line:
             on_line(lines[0])
-        return Outcome(list(map(str, cmd)), 127, lines, None, False, 0.0)
+        outcome = Outcome(list(map(str, cmd)), 127, lines, None, False, 0.0)
+        outcome.kind, outcome.reason = ERROR, "could not start the program"
+        return outcome
 
     kept = collections.deque(maxlen=MAX_KEPT_LINES)
     results = []

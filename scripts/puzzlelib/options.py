@@ -77,10 +77,10 @@ def suggest_flag(flag: str, choices: List[str]) -> Optional[str]:
 
 
 def unknown_flag_message(flag: str, choices: List[str]) -> str:
-    msg = "unknown option %s." % flag
+    msg = "unknown option %s" % flag
     guess = suggest_flag(flag, choices)
     if guess:
-        msg += " Did you mean %s?" % guess
+        msg += " (did you mean %s?)" % guess
     return msg
 
 

@@ -31,9 +31,9 @@ def toml_string(text: str) -> str:
 def generated_section(root: Path) -> str:
     lines = [BEGIN + " (`%s sync-pixi` writes this part)" % PROG]
     for puzzle in discover(root).values():
-        first = next(iter(puzzle.variants.values()))
-        desc = "Puzzle %s: %s. Run a variant: pixi run %s %s" % (
-            puzzle.name, puzzle.title or puzzle.summary, puzzle.name, first.flag)
+        flags = ", ".join(v.flag for v in puzzle.variants.values())
+        desc = "%s: %s. Run one variant: pixi run %s --VARIANT (%s)" % (
+            puzzle.name, puzzle.title or puzzle.summary, puzzle.name, flags)
         lines += ["[tasks.%s]" % puzzle.name,
                   "cmd = %s" % toml_string("python3 scripts/puzzle.py run %s" % puzzle.name),
                   "description = %s" % toml_string(desc),
@@ -72,5 +72,6 @@ def cmd_sync_pixi(root: Path, args: List[str]) -> int:
             "run `%s sync-pixi`." % PROG)
         return 1
     path.write_text(new, encoding="utf-8")
-    out("pixi.toml: puzzle tasks rewritten (%d puzzles)" % len(discover(root)))
+    count = len(discover(root))
+    out("pixi.toml: puzzle tasks rewritten (%d puzzle%s)" % (count, "" if count == 1 else "s"))
     return 0

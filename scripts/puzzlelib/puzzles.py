@@ -31,6 +31,9 @@ class Variant:
         self.name = name
         self.summary = str(data.get("summary", "")).strip()
         self.show = data.get("show") or {}
+        if not isinstance(self.show, dict) or not all(
+                isinstance(self.show.get(k, 1), int) and self.show.get(k, 1) > 0 for k in ("n", "tpb")):
+            raise bad("'show' must be an object like {\"n\": 8, \"tpb\": 8}")
         tpb = data.get("tpb")
         if (not isinstance(tpb, list) or not tpb
                 or not all(isinstance(t, int) and not isinstance(t, bool) and t > 0 for t in tpb)):
@@ -59,6 +62,11 @@ class Variant:
     @property
     def label(self) -> str:
         return "%s %s" % (self.puzzle, self.flag)
+
+    def show_case(self) -> Tuple[int, int]:
+        """(n, tpb) of the show input: puzzle.json's "show", defaulting to one full first block."""
+        tpb = self.show.get("tpb", self.tpb[0])
+        return self.show.get("n", tpb), tpb
 
     def n_limit(self, tpb: int) -> Optional[int]:
         """Largest n this variant accepts with block size tpb (None: unbounded)."""
@@ -156,10 +164,10 @@ def find_puzzle(puzzles: Dict[str, Puzzle], arg: str) -> Puzzle:
     for c in candidates:
         if c in puzzles:
             return puzzles[c]
-    msg = "unknown puzzle '%s'." % arg
+    msg = "unknown puzzle '%s'" % arg
     guess = difflib.get_close_matches(candidates[-1] if key.isdigit() else key, list(puzzles), n=1)
     if guess:
-        msg += " Did you mean %s?" % guess[0]
+        msg += " (did you mean %s?)" % guess[0]
     if puzzles:
         msg += "\nPuzzles: " + ", ".join(puzzles)
     else:

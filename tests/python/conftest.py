@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -113,32 +112,54 @@ import json, os, signal, sys, time
 
 CONFIG = {config!r}
 args = sys.argv[1:]
-
-def opt(name, default=None):
-    return args[args.index(name) + 1] if name in args else default
-
-if "--list" in args:
-    print("\\n".join(CONFIG.get("variants_list", ["simple"])))
-    sys.exit(0)
-variant = opt("--variant")
-show = "--show" in args
-n = int(opt("--n", 8))
-tpb = int(opt("--tpb", 8))
-seed = int(opt("--seed", 0))
 if CONFIG.get("log"):
     with open(CONFIG["log"], "a") as f:
         f.write(json.dumps(args) + "\\n")
+
+def usage(msg):
+    print("error: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+# The harness's command line: --variant NAME --n N --tpb T (--show | --seed S) [--schedules ...]
+opts, i = {{}}, 0
+while i < len(args):
+    a = args[i]
+    if a in ("--list", "--show"):
+        opts[a] = True
+        i += 1
+    elif a in ("--variant", "--n", "--tpb", "--seed", "--schedules"):
+        if i + 1 >= len(args):
+            usage(a + " needs a value")
+        opts[a] = args[i + 1]
+        i += 2
+    else:
+        usage("unknown option " + a)
+if "--list" in opts:
+    print("\\n".join(CONFIG.get("variants_list", ["simple"])))
+    sys.exit(0)
+if "--variant" not in opts:
+    usage("--variant is required")
+if "--n" not in opts or "--tpb" not in opts:
+    usage("--n and --tpb are required")
+if "--show" not in opts and "--seed" not in opts:
+    usage("give --show (the deterministic input) or --seed S (a random input)")
+variant = opts["--variant"]
+show = "--show" in opts
+n = int(opts["--n"])
+tpb = int(opts["--tpb"])
+seed = int(opts.get("--seed", 0))
 
 mode = CONFIG.get("modes", {{}}).get(variant, CONFIG.get("mode", "pass"))
 if isinstance(mode, dict):  # {{"mode": "fail", "n_over": 40}}: fail only for larger sizes
     mode = mode["mode"] if n > mode.get("n_over", 0) else "pass"
 
-quiet = "--quiet" in args
-if not quiet:
-    print("config: n=%d tpb=%d" % (n, tpb))
+if show:
+    print("config:   SIZE = %d, TPB = %d" % (n, tpb))
     print("input:    0 1 2 3")
     print("out:      0 1 3 6" if mode != "fail" else "out:      0 1 3 7")
     print("expected: 0 1 3 6")
+else:
+    print("case: SIZE = %d, TPB = %d, seed = %d" % (n, tpb, seed))
 sys.stdout.flush()
 rc = 0
 verdict = "pass"
@@ -214,7 +235,3 @@ def p14(build_dir):
         pytest.skip("puzzles/p14/puzzle.json does not exist yet")
     from puzzlelib.puzzles import load_puzzle
     return load_puzzle(REPO / "puzzles" / "p14")
-
-
-def dedent(text):
-    return textwrap.dedent(text)
