@@ -1,0 +1,225 @@
+"""Content tests for puzzle p14 (prefix sum): the solution's show output matches
+puzzles/p14/expected/, every variant of the solution passes edge and random sizes, the unsolved
+skeleton fails cleanly, and the lesson files cover every variant.
+
+Tests that run binaries need PUZZLES_BUILD_DIR (a build tree with p14_solution_cpu and p14_cpu
+in bin/) and are skipped without it.
+"""
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PUZZLE = REPO / "puzzles" / "p14"
+SPEC = json.loads((PUZZLE / "puzzle.json").read_text(encoding="utf-8"))
+VARIANTS = list(SPEC["variants"])
+SHOW_LINES = ("config:", "input:", "out:", "expected:")
+SEEDS = (1, 2, 3)
+TIMEOUT = 120
+
+
+def binary(name):
+    build = os.environ.get("PUZZLES_BUILD_DIR")
+    if not build:
+        pytest.skip("set PUZZLES_BUILD_DIR to a build tree to run the p14 binaries")
+    path = Path(build) / "bin" / name
+    if not path.is_file():
+        pytest.skip("%s is not built (cmake --build %s --target %s)" % (path, build, name))
+    return path
+
+
+def run(binary_path, *args):
+    proc = subprocess.run([str(binary_path)] + [str(a) for a in args], cwd=str(REPO), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=TIMEOUT)
+    return proc.returncode, proc.stdout
+
+
+def result(output):
+    lines = [l for l in output.splitlines() if l.startswith("RESULT ")]
+    assert lines, "no RESULT line in:\n" + output
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def n_limit(variant, tpb):
+    m = SPEC["variants"][variant]["max_n"]
+    if m is None:
+        return None
+    if isinstance(m, int):
+        return m
+    factor = re.match(r"^\s*(?:(\d+)\s*\*\s*)?tpb\s*$", m)
+    return int(factor.group(1) or 1) * tpb
+
+
+def sweep(variant):
+    """(n, tpb) pairs: 1, tpb-1, tpb, tpb+1 and 3*tpb+5 for every tpb, where the variant allows."""
+    cases = []
+    for tpb in SPEC["variants"][variant]["tpb"]:
+        limit = n_limit(variant, tpb)
+        for n in (1, tpb - 1, tpb, tpb + 1, 3 * tpb + 5):
+            if n >= 1 and (limit is None or n <= limit) and (n, tpb) not in cases:
+                cases.append((n, tpb))
+    return cases
+
+
+def show_args(variant):
+    show = SPEC["variants"][variant]["show"]
+    return ["--variant", variant, "--n", show["n"], "--tpb", show["tpb"], "--show"]
+
+
+# ---- the declaration ------------------------------------------------------------------------
+
+def test_declaration_has_title_summary_and_the_five_variants():
+    assert SPEC["title"].strip() and SPEC["summary"].strip()
+    assert VARIANTS == ["naive", "simple", "double-buffer", "brent-kung", "complete"]
+    for name, v in SPEC["variants"].items():
+        assert v["summary"].strip(), name
+        assert {"n", "tpb"} <= set(v["show"]), name
+        assert any(t in v["tpb"] for t in (8, 32)) and 256 in v["tpb"] and 1024 in v["tpb"], name
+    assert SPEC["variants"]["complete"]["large_n"] == {"cpu": 1048576, "gpu": 16777216}
+    assert SPEC["variants"]["naive"]["max_n"] == 4096
+
+
+def test_brent_kung_sweeps_only_powers_of_two():
+    for tpb in SPEC["variants"]["brent-kung"]["tpb"]:
+        assert tpb & (tpb - 1) == 0, tpb
+    assert "power-of-two" in SPEC["variants"]["brent-kung"]["summary"]
+
+
+def test_expected_files_cover_exactly_the_variants():
+    files = sorted(p.stem for p in (PUZZLE / "expected").glob("*.txt"))
+    assert files == sorted(VARIANTS)
+    for name in VARIANTS:
+        lines = (PUZZLE / "expected" / (name + ".txt")).read_text(encoding="utf-8").splitlines()
+        assert [l.split(":")[0] + ":" for l in lines] == list(SHOW_LINES), name
+        out = lines[2].split(":", 1)[1].strip()
+        expected = lines[3].split(":", 1)[1].strip()
+        assert out == expected, name
+
+
+def test_show_values_follow_the_lessons():
+    def values(name, key):
+        for line in (PUZZLE / "expected" / (name + ".txt")).read_text(encoding="utf-8").splitlines():
+            if line.startswith(key + ":"):
+                return line.split(":", 1)[1].strip()
+    assert values("simple", "out") == "[0, 1, 3, 6, 10, 15, 21, 28]"  # inclusive
+    assert values("naive", "out") == "[0, 1, 3, 6, 10, 15, 21, 28]"
+    assert values("double-buffer", "out") == "[0, 0, 1, 3, 6, 10, 15, 21]"  # exclusive
+    assert values("brent-kung", "out") == "[0, 0, 1, 3, 6, 10, 15, 21]"
+    assert "blocks = 3" in values("complete", "config") and "levels = 2" in values("complete", "config")
+
+
+@pytest.mark.parametrize("readme", ["README.md", "README.ko.md"])
+def test_readmes_mention_every_variant(readme):
+    text = (PUZZLE / readme).read_text(encoding="utf-8")
+    for name in VARIANTS:
+        assert "--" + name in text, "%s does not mention --%s" % (readme, name)
+    for command in ("python3 scripts/puzzle.py run p14 --simple", "--solution", "check p14", "pixi run p14 --simple"):
+        assert command in text, "%s does not show `%s`" % (readme, command)
+
+
+@pytest.mark.parametrize("readme", ["README.md", "README.ko.md"])
+def test_readmes_paste_the_real_show_output(readme):
+    text = (PUZZLE / readme).read_text(encoding="utf-8")
+    for name in ("simple", "complete"):
+        for line in (PUZZLE / "expected" / (name + ".txt")).read_text(encoding="utf-8").splitlines():
+            assert line in text, "%s lacks the show line %r of --%s" % (readme, line, name)
+
+
+# ---- the solution ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_solution_show_matches_expected(variant):
+    rc, out = run(binary("p14_solution_cpu"), *show_args(variant))
+    assert rc == 0, out
+    got = [l for l in out.splitlines() if l.startswith(SHOW_LINES)]
+    want = (PUZZLE / "expected" / (variant + ".txt")).read_text(encoding="utf-8").splitlines()
+    assert got == want
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_solution_passes_edge_sizes_and_seeds(variant):
+    sol = binary("p14_solution_cpu")
+    failures = []
+    for n, tpb in sweep(variant):
+        for seed in SEEDS:
+            rc, out = run(sol, "--variant", variant, "--n", n, "--tpb", tpb, "--seed", seed)
+            if rc != 0 or result(out)["verdict"] != "pass":
+                failures.append("n=%d tpb=%d seed=%d rc=%d\n%s" % (n, tpb, seed, rc, out))
+    assert not failures, "\n".join(failures[:3])
+
+
+def test_complete_many_levels_and_large_n():
+    sol = binary("p14_solution_cpu")
+    for n, tpb, levels in ((1000, 8, 3), (100000, 8, 5), (SPEC["variants"]["complete"]["large_n"]["cpu"], 1024, 2)):
+        rc, out = run(sol, "--variant", "complete", "--n", n, "--tpb", tpb, "--seed", 11)
+        assert rc == 0, out
+        assert "levels = %d" % levels in out, out
+
+
+def test_naive_at_its_limit():
+    rc, out = run(binary("p14_solution_cpu"), "--variant", "naive", "--n", 4096, "--tpb", 1024, "--seed", 4)
+    assert rc == 0, out
+
+
+@pytest.mark.parametrize("variant,n,tpb,why", [
+    ("simple", 9, 8, "at most tpb"),
+    ("double-buffer", 33, 32, "at most tpb"),
+    ("brent-kung", 17, 8, "2 * tpb"),
+    ("brent-kung", 8, 96, "power-of-two"),
+    ("naive", 4097, 256, "4096"),
+])
+def test_driver_refuses_sizes_outside_the_variant(variant, n, tpb, why):
+    rc, out = run(binary("p14_solution_cpu"), "--variant", variant, "--n", n, "--tpb", tpb, "--seed", 1)
+    assert rc == 2, out
+    assert why in out
+
+
+# ---- the skeleton ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_skeleton_fails_cleanly(variant):
+    skel = binary("p14_cpu")
+    tpb = SPEC["variants"][variant]["tpb"][1]
+    limit = n_limit(variant, tpb)
+    n = tpb + 3 if limit is None else min(limit, tpb + 3)
+    for args in (show_args(variant), ["--variant", variant, "--n", n, "--tpb", tpb, "--seed", 5]):
+        rc, out = run(skel, *args)
+        assert rc == 1, "expected a clean wrong answer (exit 1), got %d:\n%s" % (rc, out)
+        assert "mismatch" in out
+        assert result(out)["verdict"] == "fail"
+
+
+# ---- planted bugs ---------------------------------------------------------------------------
+
+PLANTED = sorted((REPO / "tests" / "planted" / "p14").glob("*.cu"))
+
+
+def test_planted_bugs_cover_the_required_cases():
+    names = {p.stem for p in PLANTED}
+    assert {"simple_no_read_write_split", "brent_kung_downsweep_no_barrier", "complete_prev_block_only",
+            "simple_no_store_guard", "simple_barrier_in_if", "simple_hardcoded_show"} <= names
+
+
+@pytest.mark.parametrize("path", PLANTED, ids=[p.stem for p in PLANTED])
+def test_planted_header_is_well_formed(path):
+    head = path.read_text(encoding="utf-8").splitlines()[:4]
+    keys = [re.match(r"^// (\w+): (.+)$", l) for l in head]
+    assert all(keys), head
+    fields = {m.group(1): m.group(2) for m in keys}
+    assert list(fields) == ["planted", "expect", "match", "why"]
+    puzzle, flag = fields["planted"].split()
+    assert puzzle == "p14" and flag[2:] in VARIANTS
+    assert fields["expect"] in ("fail", "race", "error")
+    re.compile(fields["match"])
+    # One bug: the rest of the file is the solution with a small edit.
+    body = path.read_text(encoding="utf-8").splitlines()[4:]
+    sol = (REPO / "solutions" / "p14" / "p14.cu").read_text(encoding="utf-8").splitlines()
+    import difflib
+    changed = [l for l in difflib.unified_diff(sol, body, lineterm="", n=0)
+               if l[:1] in "+-" and not l.startswith(("+++", "---"))]
+    assert 0 < len(changed) <= 12, changed
