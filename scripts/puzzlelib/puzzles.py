@@ -54,6 +54,11 @@ class Variant:
                 isinstance(v, int) and v > 0 for v in large.values())):
             raise bad("'large_n' must be null or an object like {\"cpu\": 1048576, \"gpu\": 16777216}")
         self.large_n = large or {}
+        extra = data.get("extra_cases", [])
+        if not (isinstance(extra, list) and all(
+                isinstance(c, list) and len(c) == 2 and all(isinstance(v, int) and v > 0 for v in c) for c in extra)):
+            raise bad("'extra_cases' must be a list of [n, tpb] pairs")
+        self.extra_cases = [tuple(c) for c in extra]
 
     @property
     def flag(self) -> str:
@@ -91,6 +96,10 @@ class Variant:
                     n = min(n, limit)
                 if n >= 1 and (n, tpb) not in cases:
                     cases.append((n, tpb))
+        if not quick:
+            for case in self.extra_cases:
+                if case not in cases:
+                    cases.append(case)
         large = self.large_n.get(backend)
         if large and not quick:
             tpb = max(self.tpb)

@@ -53,7 +53,11 @@ template <class T>
 class DeviceArray {
  public:
   explicit DeviceArray(size_t n, const char* file = __builtin_FILE(), int line = __builtin_LINE()) : n_(n) {
+#ifdef CUDASIM
+    check(cudaMalloc(&p_, bytes(), file, line), "cudaMalloc", file, line);  // the simulator names the buffer by it
+#else
     check(cudaMalloc(&p_, bytes()), "cudaMalloc", file, line);
+#endif
   }
   explicit DeviceArray(const std::vector<T>& host, const char* file = __builtin_FILE(), int line = __builtin_LINE())
       : DeviceArray(host.size(), file, line) {

@@ -19,7 +19,7 @@ __thread BlockView* tl_block = nullptr;
 std::vector<Worker*> all_workers();
 uint64_t fiber_switch_count() {
   uint64_t n = 0;
-  for (Worker* w : all_workers()) n += w->switches.load(std::memory_order_relaxed);
+  for (Worker* w : all_workers()) n += 2 * w->progress.load(std::memory_order_relaxed);
   return n;
 }
 uint64_t threads_run_count() {
@@ -56,17 +56,47 @@ static inline uint64_t splitmix(uint64_t& s) {
 
 static inline Thread& self_thread() { return *reinterpret_cast<Thread*>(tl_thread); }
 
-static void yield_to_scheduler(Worker& w, Thread& t) {
-  fiber_yield(w.sched, t.fiber);
-  // Resumed: the scheduler has set tl_thread back to this thread.
+// The next thread of the current sweep that can run: runnable, or waiting at a barrier that has
+// since been released (an earlier epoch). Null when the sweep is over.
+static inline Thread* next_in_sweep(Worker& w) {
+  const uint32_t epoch = w.bar_epoch;
+  while (w.sweep_k < w.sweep_n) {
+    Thread& t = w.threads[w.order[w.sweep_k++]];
+    if (t.st == St::Runnable || (t.st == St::AtBarrier && t.bar_epoch != epoch)) return &t;
+  }
+  return nullptr;
+}
+
+// Makes `t` the running thread: what the built-ins and the watchdog read.
+static inline void enter(Worker& w, Thread& t) {
+  t.st = St::Runnable;
+  tl_thread = &t.view;
+  w.current.store(&t, std::memory_order_relaxed);
+  bump(w.progress);
+}
+
+// The running thread `t` has blocked (its state says where) or exited: continue with the next
+// thread of the sweep directly, or go back to the scheduler when the sweep is over. Returns
+// when some thread switches back to `t`.
+static void switch_away(Worker& w, Thread& t) {
+  Thread* next = w.grid->abort.load(std::memory_order_relaxed) ? nullptr : next_in_sweep(w);
+  if (next) {
+    enter(w, *next);
+    fiber_switch(t.fiber, next->fiber);
+  } else {
+    fiber_switch(t.fiber, w.sched);
+  }
 }
 
 // Records an error found by the running thread and parks it for good.
 [[noreturn]] static void thread_fault(Worker& w, Thread& t, const char* kind, const std::string& msg) {
   w.grid->fail(4, kind, msg);
   t.st = St::Faulted;
-  for (;;) yield_to_scheduler(w, t);
+  for (;;) fiber_switch(t.fiber, w.sched);
 }
+
+static void complete_group(Worker& w, unsigned warp_index, WarpGroup& g);
+static bool group_complete(const Warp& wp, const WarpGroup& g);
 
 static std::string who(const Worker& w, const Thread& t) {
   return strf("block %s, thread %s", dim_str(w.block.bid, w.block.gdim).c_str(),
@@ -85,7 +115,19 @@ static void thread_entry(void* arg) {
     thread_fault(w, t, "exception", strf("%s: an exception escaped the kernel in %s", kernel_str(w.grid->site).c_str(), who(w, t).c_str()));
   }
   t.st = St::Exited;
-  for (;;) yield_to_scheduler(w, t);  // the scheduler never resumes an exited thread
+  ++w.exited;
+  Warp& wp = w.warps[t.linear / 32];
+  wp.live &= ~(1u << t.view.lane);
+  // A lane that returns no longer counts in its warp's pending *_sync calls.
+  for (size_t gi = 0; gi < wp.groups.size();) {
+    if (group_complete(wp, wp.groups[gi])) {
+      complete_group(w, t.linear / 32, wp.groups[gi]);
+      wp.groups.erase(wp.groups.begin() + gi);
+    } else {
+      ++gi;
+    }
+  }
+  for (;;) switch_away(w, t);  // nobody switches back to an exited thread
 }
 
 void device_misuse(const char* what, const char* file, int line) {
@@ -94,31 +136,40 @@ void device_misuse(const char* what, const char* file, int line) {
                           file ? (where(file, line) + ": ").c_str() : "", what));
 }
 
-void syncthreads(const char* file, int line) {
-  Worker* w = tl_worker;
-  if (!w || !tl_thread) device_misuse("__syncthreads()", file, line);
-  Thread& t = self_thread();
+// A thread arrives at a block barrier. The barrier's site and the predicates are tallied here,
+// so that releasing it costs the scheduler nothing per thread: waiting threads carry the
+// barrier's epoch, and once the epoch moves on they are runnable again.
+static void arrive_at_barrier(Worker& w, Thread& t, int kind, int pred, const char* what, const char* file, int line) {
   t.st = St::AtBarrier;
   t.wait_file = file;
   t.wait_line = line;
-  t.wait_what = "__syncthreads()";
-  t.bar_kind = -1;
-  t.bar_pred = 0;
-  yield_to_scheduler(*w, t);
+  t.wait_what = what;
+  t.bar_epoch = w.bar_epoch;
+  if (w.bar_arrived++ == 0) {
+    w.bar_first = &t;
+  } else {
+    const Thread& f = *w.bar_first;
+    if (f.wait_line != line || f.wait_what != what || (f.wait_file != file && std::strcmp(f.wait_file, file) != 0))
+      w.bar_mismatch = true;
+  }
+  w.bar_count += pred;
+  w.bar_all &= pred;
+  w.bar_any |= pred;
+  w.bar_kind = kind;
+  switch_away(w, t);
+}
+
+void syncthreads(const char* file, int line) {
+  Worker* w = tl_worker;
+  if (!w || !tl_thread) device_misuse("__syncthreads()", file, line);
+  arrive_at_barrier(*w, self_thread(), -1, 0, "__syncthreads()", file, line);
 }
 
 int syncthreads_reduce(int kind, int pred, const char* file, int line) {
   static const char* names[] = {"__syncthreads_count()", "__syncthreads_and()", "__syncthreads_or()"};
   Worker* w = tl_worker;
   if (!w || !tl_thread) device_misuse(names[kind], file, line);
-  Thread& t = self_thread();
-  t.st = St::AtBarrier;
-  t.wait_file = file;
-  t.wait_line = line;
-  t.wait_what = names[kind];
-  t.bar_kind = kind;
-  t.bar_pred = pred != 0;
-  yield_to_scheduler(*w, t);
+  arrive_at_barrier(*w, self_thread(), kind, pred != 0, names[kind], file, line);
   return w->bar_result;  // computed by the scheduler when the barrier released
 }
 
@@ -229,7 +280,11 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
       g = &x;
       break;
     }
-    if (x.mask & mask) {
+    // Groups with overlapping masks may be pending at once, at different calls: lanes 0-15 shuffle
+    // among themselves while lanes 16-31 already wait for the whole warp at a later call. What is
+    // wrong is one call reached with two different masks, e.g. __syncwarp(lane < 16 ? m1 : m2),
+    // while the waiting group names this lane.
+    if ((x.mask & (1u << lane)) && x.line == line && x.file && file && std::strcmp(x.file, file) == 0) {
       unsigned other = __builtin_ctz(x.arrived);
       thread_fault(w, t, "warp",
                    strf("warp misuse at %s: %s: lane %u calls %s with mask 0x%08x while lane %u of the same warp waits in %s at %s "
@@ -263,7 +318,8 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
   t.wait_line = line;
   t.wait_what = op_name(op);
   t.wait_mask = mask;
-  yield_to_scheduler(w, t);
+  ++w.at_warp;
+  switch_away(w, t);
   return t.warp_result;
 }
 
@@ -297,15 +353,6 @@ static void ensure_stacks(Worker& w, size_t n) {
     mprotect(m, page, PROT_NONE);  // a stack overflow faults here instead of corrupting a neighbour
     w.stacks.push_back(static_cast<char*>(m) + page);
   }
-}
-
-static void resume(Worker& w, Thread& t) {
-  tl_thread = &t.view;
-  w.current.store(&t, std::memory_order_relaxed);
-  bump(w.progress);
-  bump(w.switches, 2);  // in and back out
-  fiber_resume(w.sched, t.fiber);
-  tl_thread = nullptr;
 }
 
 static std::string list_waiters(Worker& w, unsigned n, St st) {
@@ -381,44 +428,35 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
   auto ksite = [&] { return kernel_str(g.site); };
   auto blk = [&] { return dim_str(w.block.bid, gd); };
 
-  unsigned exited = 0;
+  w.exited = 0;
+  w.bar_epoch = 0;
+  w.sweep_n = n;
   for (;;) {
-    // One barrier interval: sweep the runnable threads in schedule order; sweep again only if a
-    // warp collective woke threads that the sweep had already passed.
-    unsigned at_bar = 0;
+    // One barrier interval: sweep the threads in schedule order. Each thread that blocks switches
+    // straight to the next one; the last switches back here. Sweep again only if a warp
+    // collective woke threads that the sweep had already passed.
+    w.bar_arrived = 0;
+    w.bar_mismatch = false;
+    w.bar_count = 0;
+    w.bar_all = 1;
+    w.bar_any = 0;
     w.at_warp = 0;
     do {
       w.woke = false;
       if (g.schedule == Schedule::Random)
         for (unsigned i = n; i > 1; --i) std::swap(order[i - 1], order[splitmix(rng) % i]);
-      for (unsigned k = 0; k < n; ++k) {
-        Thread& t = w.threads[order[k]];
-        if (t.st != St::Runnable) continue;
-        resume(w, t);
-        if (t.st == St::Faulted || g.abort.load(std::memory_order_relaxed)) return;
-        if (t.st == St::AtBarrier) {
-          ++at_bar;
-        } else if (t.st == St::AtWarp) {
-          ++w.at_warp;
-        } else if (t.st == St::Exited) {
-          ++exited;
-          Warp& wp = w.warps[t.linear / 32];
-          wp.live &= ~(1u << t.view.lane);
-          // A lane that returns no longer counts in its warp's pending *_sync calls.
-          for (size_t gi = 0; gi < wp.groups.size();) {
-            if (group_complete(wp, wp.groups[gi])) {
-              complete_group(w, t.linear / 32, wp.groups[gi]);
-              wp.groups.erase(wp.groups.begin() + gi);
-            } else {
-              ++gi;
-            }
-          }
-        }
+      w.sweep_k = 0;
+      if (Thread* first = next_in_sweep(w)) {
+        enter(w, *first);
+        fiber_switch(w.sched, first->fiber);
+        tl_thread = nullptr;
       }
+      if (g.abort.load(std::memory_order_relaxed)) return;
     } while (w.woke);
+    const unsigned exited = w.exited;
     if (exited == n) return;
     if (w.at_warp > 0) {
-      bool mixed = at_bar > 0;
+      bool mixed = w.bar_arrived > 0;
       g.fail(4, mixed ? "divergence" : "deadlock",
              strf("%s %s: block %s cannot make progress: lanes wait in a warp *_sync call for lanes that never arrive.\n%s%s%s"
                   "  Every non-exited lane named in a mask must reach the same *_sync call. A lane that took the other side of an "
@@ -429,29 +467,16 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
     }
     // Everyone left is at a barrier (CUDA counts only threads that have not exited): release
     // them if they all wait at the same one.
-    Thread* first = nullptr;
-    int count = 0, all = 1, any = 0;
-    for (unsigned i = 0; i < n; ++i) {
-      Thread& t = w.threads[i];
-      if (t.st != St::AtBarrier) continue;
-      if (!first) {
-        first = &t;
-      } else if (t.wait_line != first->wait_line || t.wait_what != first->wait_what ||
-                 (t.wait_file != first->wait_file && std::strcmp(t.wait_file, first->wait_file) != 0)) {
-        g.fail(4, "divergence",
-               strf("barrier divergence in %s, block %s: threads wait at different barriers.\n%s%s"
-                    "  Every thread of a block must reach the same __syncthreads() call. Move the barrier out of the if/else, or "
-                    "make the condition the same for the whole block.",
-                    ksite().c_str(), blk().c_str(), list_waiters(w, n, St::AtBarrier).c_str(), list_exited(w, n).c_str()));
-        return;
-      }
-      count += t.bar_pred;
-      all &= t.bar_pred;
-      any |= t.bar_pred;
+    if (w.bar_mismatch) {
+      g.fail(4, "divergence",
+             strf("barrier divergence in %s, block %s: threads wait at different barriers.\n%s%s"
+                  "  Every thread of a block must reach the same __syncthreads() call. Move the barrier out of the if/else, or "
+                  "make the condition the same for the whole block.",
+                  ksite().c_str(), blk().c_str(), list_waiters(w, n, St::AtBarrier).c_str(), list_exited(w, n).c_str()));
+      return;
     }
-    for (unsigned i = 0; i < n; ++i)
-      if (w.threads[i].st == St::AtBarrier) w.threads[i].st = St::Runnable;
-    w.bar_result = first->bar_kind == 0 ? count : first->bar_kind == 1 ? all : first->bar_kind == 2 ? any : 0;
+    w.bar_result = w.bar_kind == 0 ? w.bar_count : w.bar_kind == 1 ? w.bar_all : w.bar_kind == 2 ? w.bar_any : 0;
+    ++w.bar_epoch;
   }
 }
 

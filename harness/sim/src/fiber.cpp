@@ -8,10 +8,15 @@ namespace detail {
 #if CUDASIM_USE_BOOST_CONTEXT
 namespace bc = boost::context::detail;
 
+static __thread FiberCtx* tl_starting = nullptr;  // the fiber a switch is about to start
+
+// Whoever switched here passed its FiberCtx as data: store its suspended context there.
+static inline void save_previous(const bc::transfer_t& t) { static_cast<FiberCtx*>(t.data)->ctx = t.fctx; }
+
 static void trampoline(bc::transfer_t t) {
-  FiberCtx* f = static_cast<FiberCtx*>(t.data);
-  f->sched = t.fctx;
-  f->entry(f->arg);  // never returns: the entry ends with a final fiber_yield
+  save_previous(t);
+  FiberCtx* self = tl_starting;
+  self->entry(self->arg);  // never returns
 }
 
 void fiber_make(FiberCtx& f, void* lo, size_t size, void (*entry)(void*), void* arg) {
@@ -20,14 +25,9 @@ void fiber_make(FiberCtx& f, void* lo, size_t size, void (*entry)(void*), void* 
   f.ctx = bc::make_fcontext(static_cast<char*>(lo) + size, size, trampoline);
 }
 
-void fiber_resume(FiberCtx&, FiberCtx& f) {
-  bc::transfer_t r = bc::jump_fcontext(f.ctx, &f);
-  f.ctx = r.fctx;
-}
-
-void fiber_yield(FiberCtx&, FiberCtx& f) {
-  bc::transfer_t r = bc::jump_fcontext(f.sched, nullptr);
-  f.sched = r.fctx;
+void fiber_switch(FiberCtx& from, FiberCtx& to) {
+  tl_starting = &to;
+  save_previous(bc::jump_fcontext(to.ctx, &from));
 }
 #else
 static void trampoline(unsigned hi, unsigned lo) {
@@ -46,9 +46,7 @@ void fiber_make(FiberCtx& f, void* lo, size_t size, void (*entry)(void*), void* 
   makecontext(&f.uc, reinterpret_cast<void (*)()>(trampoline), 2, unsigned(p >> 32), unsigned(p & 0xffffffffu));
 }
 
-void fiber_resume(FiberCtx& sched, FiberCtx& f) { swapcontext(&sched.uc, &f.uc); }
-
-void fiber_yield(FiberCtx& sched, FiberCtx& f) { swapcontext(&f.uc, &sched.uc); }
+void fiber_switch(FiberCtx& from, FiberCtx& to) { swapcontext(&from.uc, &to.uc); }
 #endif
 
 }  // namespace detail

@@ -15,8 +15,7 @@ namespace detail {
 
 #if CUDASIM_USE_BOOST_CONTEXT
 struct FiberCtx {
-  boost::context::detail::fcontext_t ctx = nullptr;    // the fiber, while suspended
-  boost::context::detail::fcontext_t sched = nullptr;  // who resumed it, while it runs
+  boost::context::detail::fcontext_t ctx = nullptr;  // the context, while suspended
   void (*entry)(void*) = nullptr;
   void* arg = nullptr;
 };
@@ -28,12 +27,12 @@ struct FiberCtx {
 };
 #endif
 
-// Prepares `f` to run entry(arg) on the stack [lo, lo + size) when first resumed.
+// Prepares `f` to run entry(arg) on the stack [lo, lo + size) when first switched to. The entry
+// never returns; it ends by switching away for good.
 void fiber_make(FiberCtx& f, void* lo, size_t size, void (*entry)(void*), void* arg);
-// From the scheduler (whose context is `sched`): run `f` until it yields.
-void fiber_resume(FiberCtx& sched, FiberCtx& f);
-// From inside `f`: return to the scheduler.
-void fiber_yield(FiberCtx& sched, FiberCtx& f);
+// Suspends the running context into `from` and continues `to`. Fibers switch to each other
+// directly (one switch per thread per barrier), and to the scheduler's context when a sweep ends.
+void fiber_switch(FiberCtx& from, FiberCtx& to);
 
 }  // namespace detail
 }  // namespace cudasim

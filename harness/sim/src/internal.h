@@ -25,8 +25,7 @@ struct Thread {
   int wait_line = 0;
   const char* wait_what = nullptr;
   unsigned wait_mask = 0;
-  int bar_kind = -1;  // -1 __syncthreads, 0 count, 1 and, 2 or
-  int bar_pred = 0;
+  uint32_t bar_epoch = 0;  // which barrier of the block this thread waits at
   uint64_t warp_result = 0;
 };
 
@@ -73,12 +72,21 @@ struct Worker {
   Grid* grid = nullptr;
   FiberCtx sched;  // the scheduler's own context (ucontext backend)
   uint64_t rng = 0;
+  // The block barrier of the current interval: who arrived first, whether all arrived at the
+  // same call, the __syncthreads_count/and/or tallies, and the result they get.
+  uint32_t bar_epoch = 0;
+  unsigned bar_arrived = 0;
+  const Thread* bar_first = nullptr;
+  bool bar_mismatch = false;
+  int bar_kind = -1;  // -1 __syncthreads, 0 count, 1 and, 2 or
+  int bar_count = 0, bar_all = 1, bar_any = 0;
   int bar_result = 0;
   unsigned at_warp = 0;  // threads of the block waiting in a warp collective
+  unsigned exited = 0;   // threads of the block that have returned
+  unsigned sweep_k = 0, sweep_n = 0;  // position in `order` of the sweep in progress
   bool woke = false;     // a warp collective released waiting lanes during this sweep
   // Watchdog: progress counts resumptions; current is the running thread, or null.
   std::atomic<uint64_t> progress{0};
-  std::atomic<uint64_t> switches{0};
   std::atomic<uint64_t> threads_run{0};
   std::vector<unsigned> order;  // thread order of the current sweep
   std::atomic<Thread*> current{nullptr};
