@@ -6,7 +6,8 @@ points diagnostics at the original file):
 
 * ``kernel<<<grid, block[, shmem[, stream]]>>>(args)`` becomes
   ``::cudasim::launch(kernel, "kernel", __FILE__, __LINE__, grid, block, shmem, stream)(args)``.
-* ``extern __shared__ T name[];`` becomes ``static ::cudasim::DynamicShared<T> name;``.
+* ``extern __shared__ T name[];`` becomes ``static ::cudasim::DynamicShared<T> name;`` at namespace
+  scope, and a thread-local ``T*`` set to the block's dynamic shared memory inside a function.
 * A ``__shared__`` declaration inside a function is followed, on the same line, by a call that
   registers it, so the simulator can give each block fresh (garbage-filled) shared memory and
   check the 48 KiB limit.
@@ -145,6 +146,24 @@ def find_launches(src, code):
     return edits
 
 
+def strip_template_params(head):
+    """Drop `template <...>` parameter lists, whose `class T` does not make a function a class."""
+    while True:
+        m = re.search(r"\btemplate\s*<", head)
+        if not m:
+            return head
+        depth, j = 0, m.end() - 1
+        while j < len(head):
+            if head[j] == "<":
+                depth += 1
+            elif head[j] == ">":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        head = head[:m.start()] + " " + head[j + 1:]
+
+
 def brace_scopes(code):
     """For every offset, whether it lies inside a function body (or a block within one).
     Returns a list of (offset, is_code) events at each brace."""
@@ -156,7 +175,8 @@ def brace_scopes(code):
             head = code[last_stmt:i]
             is_code = bool(stack and stack[-1])
             if not is_code:
-                is_code = not re.search(r"\b(namespace|struct|class|union|enum)\b|=\s*$", head) and bool(head.strip())
+                bare = strip_template_params(head)
+                is_code = not re.search(r"\b(namespace|struct|class|union|enum)\b|=\s*$", bare) and bool(bare.strip())
                 # `extern "C" {` and similar linkage blocks are not code.
                 if re.search(r"\bextern\b", head):
                     is_code = False
@@ -188,10 +208,17 @@ STATIC_SHARED = re.compile(r"\b__shared__\b([^;{}()]*(?:\([^;{}]*\))?[^;{}]*);")
 
 def find_shared(src, code):
     edits = []
+    events = brace_scopes(code)
     for m in DYN_SHARED.finditer(code):
         ctype = re.sub(r"__align__\s*\([^)]*\)|alignas\s*\([^)]*\)", "", src[m.start(1):m.end(1)]).strip()
-        edits.append(Edit(m.start(), m.end(), f"static ::cudasim::DynamicShared<{ctype}> {m.group(2)};"))
-    events = brace_scopes(code)
+        name = m.group(2)
+        if in_code(events, m.start()):
+            # Inside a function: a real pointer, so that casts such as reinterpret_cast<float*>(smem)
+            # work. Every thread of the block stores the same address in the worker's variable.
+            text = f"static __thread {ctype}* {name}; {name} = ::cudasim::DynamicShared<{ctype}>();"
+        else:
+            text = f"static ::cudasim::DynamicShared<{ctype}> {name};"
+        edits.append(Edit(m.start(), m.end(), text))
     for m in STATIC_SHARED.finditer(code):
         if code[max(0, m.start() - 20):m.start()].rstrip().endswith("extern"):
             continue

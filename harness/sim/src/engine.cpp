@@ -323,6 +323,83 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
   return t.warp_result;
 }
 
+// ---- cuda::barrier<thread_scope_block> -------------------------------------------------------
+
+static constexpr uint32_t kCBarMagic = 0xB4A21E55u;
+
+static void check_cbar(Worker& w, Thread& t, CBarState* b, const char* what, const char* file, int line) {
+  if (b->magic != kCBarMagic)
+    thread_fault(w, t, "barrier",
+                 strf("cuda::barrier misuse at %s: %s: %s on a barrier that was never initialised.\n"
+                      "  Call init(&bar, count) once (e.g. from thread 0), then __syncthreads(), before any thread uses it.",
+                      where(file, line).c_str(), who(w, t).c_str(), what));
+}
+
+void cbar_init(CBarState* b, long expected, const char* file, int line) {
+  Worker* w = tl_worker;
+  if (!w || !tl_thread) device_misuse("init(cuda::barrier*)", file, line);
+  if (expected <= 0 || expected > 1024)
+    thread_fault(*w, self_thread(), "barrier",
+                 strf("cuda::barrier misuse at %s: %s: init() with an expected count of %ld; a block barrier counts between 1 "
+                      "and 1024 threads.", where(file, line).c_str(), who(*w, self_thread()).c_str(), expected));
+  b->magic = kCBarMagic;
+  b->expected = (int32_t)expected;
+  b->pending = (int32_t)expected;
+  b->phase = 0;
+  b->init_file = file;
+  b->init_line = line;
+}
+
+uint64_t cbar_arrive(CBarState* b, long update, bool drop, const char* file, int line) {
+  Worker* wk = tl_worker;
+  if (!wk || !tl_thread) device_misuse("cuda::barrier::arrive()", file, line);
+  Worker& w = *wk;
+  Thread& t = self_thread();
+  check_cbar(w, t, b, "arrive()", file, line);
+  if (update < 1 || update > b->pending)
+    thread_fault(w, t, "barrier",
+                 strf("cuda::barrier misuse at %s: %s: arrive(%ld) when only %d arrival%s remain in this phase (the barrier was "
+                      "initialised for %d at %s).", where(file, line).c_str(), who(w, t).c_str(), update, b->pending,
+                      b->pending == 1 ? "" : "s", b->expected, where(b->init_file, b->init_line).c_str()));
+  uint64_t token = b->phase;
+  if (drop) --b->expected;
+  b->pending -= (int32_t)update;
+  if (b->pending == 0) {
+    // The phase completes: wake the threads that wait for it.
+    ++b->phase;
+    b->pending = b->expected;
+    for (unsigned i = 0; i < w.sweep_n; ++i) {
+      Thread& o = w.threads[i];
+      if (o.st == St::AtCBar && o.cbar == b && o.cbar_token == token) {
+        o.st = St::Runnable;
+        --w.at_cbar;
+        w.woke = true;
+      }
+    }
+  }
+  return token;
+}
+
+void cbar_wait(CBarState* b, uint64_t token, const char* file, int line) {
+  Worker* wk = tl_worker;
+  if (!wk || !tl_thread) device_misuse("cuda::barrier::wait()", file, line);
+  Worker& w = *wk;
+  Thread& t = self_thread();
+  check_cbar(w, t, b, "wait()", file, line);
+  if (token == ~0ull || token > b->phase)
+    thread_fault(w, t, "barrier", strf("cuda::barrier misuse at %s: %s: wait() with a token that arrive() did not return.",
+                                       where(file, line).c_str(), who(w, t).c_str()));
+  if (token < b->phase) return;  // that phase has completed already
+  t.st = St::AtCBar;
+  t.cbar = b;
+  t.cbar_token = token;
+  t.wait_file = file;
+  t.wait_line = line;
+  t.wait_what = "cuda::barrier::wait()";
+  ++w.at_cbar;
+  switch_away(w, t);
+}
+
 void shared_region(void* p, size_t bytes, const char* name, const char* file, int line) {
   Worker* w = tl_worker;
   if (!w) return;  // a __shared__ declaration reached from host code: nothing to track
@@ -369,8 +446,10 @@ static std::string list_waiters(Worker& w, unsigned n, St st) {
     else it->second.push_back(i);
   }
   std::string out;
-  for (auto& g : groups)
-    out += strf("    thread%s %s wait in %s\n", g.second.size() > 1 ? "s" : "", ranges(g.second).c_str(), g.first.c_str());
+  for (auto& g : groups) {
+    bool many = g.second.size() > 1;
+    out += strf("    thread%s %s wait%s in %s\n", many ? "s" : "", ranges(g.second).c_str(), many ? "" : "s", g.first.c_str());
+  }
   return out;
 }
 
@@ -382,6 +461,44 @@ static std::string list_exited(Worker& w, unsigned n) {
   return strf("    thread%s %s %s returned\n", ids.size() > 1 ? "s" : "", ranges(ids).c_str(), ids.size() > 1 ? "have" : "has");
 }
 
+// Dynamic shared memory ends where an inaccessible page begins, so reading or writing past the
+// bytes the launch asked for faults at once (alignment slack aside: canaries there, and in front,
+// are checked when the block ends).
+static constexpr size_t kDynSharedMax = 48 * 1024;
+static constexpr size_t kDynSharedFront = 64;
+static constexpr unsigned char kSharedCanary = 0xA5;
+
+static unsigned char* place_dynamic_shared(Worker& w, size_t bytes) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  if (!w.dyn_guard) {
+    size_t len = (kDynSharedMax + 16 + kDynSharedFront + page - 1) / page * page + page;
+    void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate shared memory (out of memory)");
+    w.dyn_guard = static_cast<unsigned char*>(m) + len - page;
+    mprotect(w.dyn_guard, page, PROT_NONE);
+  }
+  size_t padded = (std::max<size_t>(bytes, 1) + 15) & ~size_t(15);
+  unsigned char* start = w.dyn_guard - padded;
+  std::memset(start - kDynSharedFront, kSharedCanary, kDynSharedFront);
+  std::memset(start, 0xCD, bytes);  // garbage at the start, as on the GPU
+  std::memset(start + bytes, kSharedCanary, padded - bytes);
+  w.dyn_start = start;
+  w.dyn_bytes = bytes;
+  return start;
+}
+
+static std::string dynamic_shared_overrun(const Worker& w) {
+  const unsigned char* s = w.dyn_start;
+  for (size_t i = 0; i < kDynSharedFront; ++i)
+    if (s[-1 - (long)i] != kSharedCanary)
+      return strf("a thread wrote to byte -%zu, before the start of the %zu bytes of dynamic shared memory", i + 1, w.dyn_bytes);
+  for (const unsigned char* p = s + w.dyn_bytes; p < w.dyn_guard; ++p)
+    if (*p != kSharedCanary)
+      return strf("a thread wrote at byte %zu of dynamic shared memory, but the launch asked for %zu bytes", size_t(p - s),
+                  w.dyn_bytes);
+  return "";
+}
+
 // Runs one block to completion (or to its first error) under the grid's schedule.
 static void run_block(Worker& w, Grid& g, uint32_t linear) {
   const dim3 gd = g.grid, bd = g.block;
@@ -390,11 +507,7 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
   w.block.bdim = bd;
   w.block.gdim = gd;
   w.block_linear = linear;
-  if (w.dyn_shared.size() < g.shmem + 16) w.dyn_shared.resize(g.shmem + 16);
-  // 16-byte aligned, and garbage at the start as on the GPU.
-  unsigned char* dyn = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(w.dyn_shared.data()) + 15) & ~uintptr_t(15));
-  std::memset(dyn, 0xCD, g.shmem);
-  w.block.dyn_shared = dyn;
+  w.block.dyn_shared = place_dynamic_shared(w, g.shmem);
   w.shared_regions.clear();
   w.static_shared_bytes = 0;
   tl_block = &w.block;
@@ -441,6 +554,7 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
     w.bar_all = 1;
     w.bar_any = 0;
     w.at_warp = 0;
+    w.at_cbar = 0;
     do {
       w.woke = false;
       if (g.schedule == Schedule::Random)
@@ -454,7 +568,33 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
       if (g.abort.load(std::memory_order_relaxed)) return;
     } while (w.woke);
     const unsigned exited = w.exited;
-    if (exited == n) return;
+    if (exited == n) {
+      std::string overrun = dynamic_shared_overrun(w);
+      if (!overrun.empty())
+        g.fail(4, "out-of-bounds",
+               strf("out-of-bounds write to shared memory in %s, block %s: %s.\n  The third <<<>>> argument sets how many bytes "
+                    "`extern __shared__` arrays have: make it cover every index the kernel uses.",
+                    ksite().c_str(), blk().c_str(), overrun.c_str()));
+      return;
+    }
+    if (w.at_cbar > 0) {
+      std::string need;
+      for (unsigned i = 0; i < n; ++i) {
+        const Thread& t = w.threads[i];
+        if (t.st == St::AtCBar) {
+          need = strf("  The barrier (initialised at %s for %d arrivals) still misses %d arrival%s in phase %llu: every thread it "
+                      "counts must call arrive() (or arrive_and_wait()) once per phase.\n",
+                      where(t.cbar->init_file, t.cbar->init_line).c_str(), t.cbar->expected, t.cbar->pending,
+                      t.cbar->pending == 1 ? "" : "s", (unsigned long long)t.cbar_token);
+          break;
+        }
+      }
+      g.fail(4, "deadlock",
+             strf("deadlock in %s, block %s: threads wait on a cuda::barrier phase that can never complete.\n%s%s%s%s",
+                  ksite().c_str(), blk().c_str(), list_waiters(w, n, St::AtCBar).c_str(), list_waiters(w, n, St::AtBarrier).c_str(),
+                  list_exited(w, n).c_str(), need.c_str()));
+      return;
+    }
     if (w.at_warp > 0) {
       bool mixed = w.bar_arrived > 0;
       g.fail(4, mixed ? "divergence" : "deadlock",

@@ -13,7 +13,7 @@
 namespace cudasim {
 namespace detail {
 
-enum class St : uint8_t { Runnable, AtBarrier, AtWarp, Exited, Faulted };
+enum class St : uint8_t { Runnable, AtBarrier, AtWarp, AtCBar, Exited, Faulted };
 
 struct Thread {
   ThreadView view;  // what threadIdx and the lane id read
@@ -27,6 +27,8 @@ struct Thread {
   unsigned wait_mask = 0;
   uint32_t bar_epoch = 0;  // which barrier of the block this thread waits at
   uint64_t warp_result = 0;
+  CBarState* cbar = nullptr;  // the cuda::barrier waited on (St::AtCBar), and for which phase
+  uint64_t cbar_token = 0;
 };
 
 // Lanes of one warp that meet in one *_sync call with the same mask.
@@ -64,7 +66,9 @@ struct Worker {
   std::vector<Thread> threads;
   std::vector<Warp> warps;
   std::vector<void*> stacks;  // one per thread slot, with a guard page below each
-  std::vector<unsigned char> dyn_shared;
+  unsigned char* dyn_guard = nullptr;  // the inaccessible page after dynamic shared memory
+  unsigned char* dyn_start = nullptr;
+  size_t dyn_bytes = 0;
   std::vector<SharedRegion> shared_regions;
   size_t static_shared_bytes = 0;
   BlockView block;
@@ -82,6 +86,7 @@ struct Worker {
   int bar_count = 0, bar_all = 1, bar_any = 0;
   int bar_result = 0;
   unsigned at_warp = 0;  // threads of the block waiting in a warp collective
+  unsigned at_cbar = 0;  // threads of the block waiting on a cuda::barrier phase
   unsigned exited = 0;   // threads of the block that have returned
   unsigned sweep_k = 0, sweep_n = 0;  // position in `order` of the sweep in progress
   bool woke = false;     // a warp collective released waiting lanes during this sweep

@@ -130,6 +130,15 @@ static bool stack_guard_hit(uintptr_t addr) {
   return false;
 }
 
+static Worker* dynamic_shared_guard_hit(uintptr_t addr) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  for (Worker* w : all_workers()) {
+    uintptr_t g = reinterpret_cast<uintptr_t>(w->dyn_guard);
+    if (g && addr >= g && addr < g + page) return w;
+  }
+  return nullptr;
+}
+
 static void on_crash(int sig, siginfo_t* si, void* uctx) {
   void* pc = nullptr;
 #if defined(__linux__) && defined(__x86_64__)
@@ -142,9 +151,13 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
   uintptr_t addr = reinterpret_cast<uintptr_t>(si->si_addr);
   std::string thread = describe_current_thread();
   std::string what;
+  bool overflow = false;
   if (sig == SIGFPE) {
     what = "arithmetic error (integer division by zero?)";
-  } else if (stack_guard_hit(addr)) {
+  } else if (Worker* w = dynamic_shared_guard_hit(addr)) {
+    what = strf("out-of-bounds access to shared memory: byte %zu of dynamic shared memory, but the launch asked for %zu bytes "
+                "(the third <<<>>> argument)", size_t(addr - reinterpret_cast<uintptr_t>(w->dyn_start)), w->dyn_bytes);
+  } else if ((overflow = stack_guard_hit(addr))) {
     what = "stack overflow: the thread's local variables exceed the simulator's stack (set CUDASIM_STACK_KB to raise it)";
   } else {
     std::string d = describe_address(addr);
@@ -159,7 +172,7 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
   std::string src = source_of(pc);
   std::string msg = (thread.empty() ? std::string("crash in host code: ") : "crash in " + thread + ": ") + what + ".";
   if (!src.empty()) msg += "\n  at " + src;
-  if (!thread.empty() && sig != SIGFPE)
+  if (!thread.empty() && sig != SIGFPE && !overflow)
     msg += "\n  Check the index against the buffer's size: every thread past the end of the data must skip its loads and stores.";
   fatal(4, "error", msg);
 }

@@ -165,6 +165,20 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
                          bool is_signed, const char* file, int line);
 
 void shared_region(void* p, size_t bytes, const char* name, const char* file, int line);
+
+// The state of a cuda::barrier<cuda::thread_scope_block> (see <cuda/barrier>): plain data, so it
+// can live in __shared__ memory, where it starts as garbage until init().
+struct CBarState {
+  uint32_t magic;  // kCBarMagic once initialised
+  int32_t expected;
+  int32_t pending;  // arrivals still missing in the current phase
+  uint32_t phase;
+  const char* init_file;
+  int init_line;
+};
+void cbar_init(CBarState* b, long expected, const char* file, int line);
+uint64_t cbar_arrive(CBarState* b, long update, bool drop, const char* file, int line);  // returns the phase token
+void cbar_wait(CBarState* b, uint64_t token, const char* file, int line);
 void threadfence();
 
 // Kernel launch plumbing.
@@ -236,11 +250,15 @@ detail::Launcher<P...> launch(void (*k)(P...), const char* name, const char* fil
   return detail::Launcher<P...>{k, {name, file, line}, g, b, shmem};
 }
 
-// `extern __shared__ T name[];` becomes `static cudasim::DynamicShared<T> name;`.
+// `extern __shared__ T name[];` at namespace scope becomes `static cudasim::DynamicShared<T> name;`
+// (inside a function, cu2cpp.py makes it a pointer initialised from one).
 template <class T>
 struct DynamicShared {
   constexpr DynamicShared() = default;
   operator T*() const { return reinterpret_cast<T*>(detail::cur_block("dynamic shared memory").dyn_shared); }
+  // `(float*)smem` and static_cast of a namespace-scope `extern __shared__ char smem[]`.
+  template <class U>
+  explicit operator U*() const { return reinterpret_cast<U*>(detail::cur_block("dynamic shared memory").dyn_shared); }
 };
 
 }  // namespace cudasim
