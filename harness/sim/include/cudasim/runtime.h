@@ -356,14 +356,29 @@ inline unsigned __activemask() {
   // warp that have not exited, which is what converged code sees.
   return (unsigned)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::Activemask, 0, 0, 0, 32, 4, false, nullptr, 0);
 }
-// The pre-Volta forms assumed lockstep execution; they do not exist since CUDA 9 on sm_70+.
-template <class T> T __shfl(T, int, int = 32) = delete;
-template <class T> T __shfl_up(T, unsigned, int = 32) = delete;
-template <class T> T __shfl_down(T, unsigned, int = 32) = delete;
-template <class T> T __shfl_xor(T, int, int = 32) = delete;
-unsigned __ballot(int) = delete;
-int __any(int) = delete;
-int __all(int) = delete;
+// The pre-Volta forms assumed lockstep execution and were removed for sm_70 and later; naming one
+// stops the build with the replacement to use.
+namespace cudasim {
+namespace detail {
+template <class T>
+struct removed : std::false_type {};
+}  // namespace detail
+}  // namespace cudasim
+#define CUDASIM_REMOVED(name, replacement)                                                                      \
+  template <class T, class... Rest>                                                                             \
+  T name(T v, Rest...) {                                                                                        \
+    static_assert(::cudasim::detail::removed<T>::value, #name " was removed in CUDA 9 (it assumed the lanes of a warp " \
+                  "run in lockstep, which is not true since Volta): use " replacement);                          \
+    return v;                                                                                                   \
+  }
+CUDASIM_REMOVED(__shfl, "__shfl_sync(0xffffffff, var, srcLane)")
+CUDASIM_REMOVED(__shfl_up, "__shfl_up_sync(0xffffffff, var, delta)")
+CUDASIM_REMOVED(__shfl_down, "__shfl_down_sync(0xffffffff, var, delta)")
+CUDASIM_REMOVED(__shfl_xor, "__shfl_xor_sync(0xffffffff, var, laneMask)")
+CUDASIM_REMOVED(__ballot, "__ballot_sync(0xffffffff, predicate)")
+CUDASIM_REMOVED(__any, "__any_sync(0xffffffff, predicate)")
+CUDASIM_REMOVED(__all, "__all_sync(0xffffffff, predicate)")
+#undef CUDASIM_REMOVED
 
 #include "cudasim/device_functions.h"
 #include "cudasim/host_api.h"
