@@ -1,0 +1,88 @@
+// p13 driver: the input, the CPU reference and one run function per variant of puzzle.json.
+//
+// Inputs. The show input is a single peak of negative values, a[i] = -0.5 - |i - peak| with
+// peak = 2n/3: for n = 10 that is [-6.5, -5.5, ..., -0.5 (at i = 6), ..., -3.5], so the answer
+// (-0.5) can be checked by eye, and a kernel that pads with 0 instead of -FLT_MAX shows 0.
+//
+// A random case (--seed S) picks its distribution from the seed, so that a run of consecutive
+// seeds (which is what `check` uses: seed, seed + 1, ...) meets all three within three cases:
+//   S % 3 == 0   all negative: uniform in [-1000, -1)
+//   S % 3 == 1   mixed signs:  uniform in [-1000, 1000)
+//   S % 3 == 2   all negative with the maximum at the very end: as 0, then a[n-1] = -0.5
+// All-negative inputs are what catch a 0 identity (any case whose last block is not full pads
+// with it); the maximum in the last element catches a load that drops the tail of the array.
+// The distribution is printed on an `inputs:` line before the `case:` line.
+//
+// The result is one float, compared exactly: a maximum only ever selects one of the inputs.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "harness/harness.h"
+
+// The launchers in p13.cu: d_result[0] = max(d_in[0 .. n)).
+void p13_block(const float* d_in, float* d_result, int n, int tpb);
+void p13_complete(const float* d_in, float* d_result, int n, int tpb);
+
+namespace {
+
+using Launcher = void (*)(const float*, float*, int, int);
+
+enum Kind { kAllNegative = 0, kMixed = 1, kNegativeMaxLast = 2 };
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case kAllNegative: return "all negative, uniform in [-1000, -1)";
+    case kMixed: return "mixed signs, uniform in [-1000, 1000)";
+    default: return "all negative, uniform in [-1000, -1), the maximum (-0.5) last";
+  }
+}
+
+std::vector<float> show_input(long long n) {
+  std::vector<float> a(n);
+  const long long peak = 2 * n / 3;
+  for (long long i = 0; i < n; ++i) a[i] = -0.5f - float(std::llabs(i - peak));
+  return a;
+}
+
+std::vector<float> random_input(long long n, uint64_t seed) {
+  const Kind kind = Kind(seed % 3);
+  std::printf("inputs:   %s\n", kind_name(kind));
+  if (kind == kMixed) return harness::random_floats(n, seed, -1000.0f, 1000.0f);
+  std::vector<float> a = harness::random_floats(n, seed, -1000.0f, -1.0f);
+  if (kind == kNegativeMaxLast) a[n - 1] = -0.5f;
+  return a;
+}
+
+float reference(const std::vector<float>& a) {
+  float m = a[0];
+  for (float x : a) m = std::max(m, x);
+  return m;
+}
+
+int refuse(const harness::Case& c, const char* why) {
+  std::fprintf(stderr, "error: p13 --%s with n = %lld, tpb = %d: %s\n", c.variant.c_str(), c.n, c.tpb, why);
+  return 2;  // a usage error: the case is outside what the variant promises
+}
+
+long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+int run(const harness::Case& c, Launcher launch, const char* name) {
+  if (c.tpb < 2 || (c.tpb & (c.tpb - 1)))
+    return refuse(c, "the tree halves the block at every step: tpb must be a power of two, at least 2");
+  if (c.n > (1LL << 30)) return refuse(c, "n must stay below 2^30 (int indices)");
+  auto in = c.show ? show_input(c.n) : random_input(c.n, c.seed);
+  harness::DeviceArray<float> d_in(in), d_result(1);
+  launch(d_in.get(), d_result.get(), int(c.n), c.tpb);
+  harness::check_kernels(name);
+  long long passes = 0;  // launches until one value is left: n -> ceil(n / tpb) -> ... -> 1
+  for (long long m = c.n; m > 1; m = ceil_div(m, c.tpb)) ++passes;
+  harness::Config cfg = {{"SIZE", c.n}, {"TPB", c.tpb}, {"blocks", ceil_div(c.n, c.tpb)}, {"passes", passes}};
+  return harness::finish(c, cfg, in, d_result.download(), std::vector<float>{reference(in)});
+}
+
+}  // namespace
+
+int run_block(const harness::Case& c) { return run(c, p13_block, "p13_block"); }
+
+int run_complete(const harness::Case& c) { return run(c, p13_complete, "p13_complete"); }
