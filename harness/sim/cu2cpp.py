@@ -8,10 +8,11 @@ points diagnostics at the original file):
   ``::cudasim::launch(kernel, "kernel", __FILE__, __LINE__, grid, block, shmem, stream)(args)``.
 * ``extern __shared__ T name[];`` becomes ``static ::cudasim::DynamicShared<T> name;`` at namespace
   scope, and a thread-local ``T*`` set to the block's dynamic shared memory inside a function.
-* A ``__shared__`` declaration inside a function is followed, on the same line, by a call that
-  registers it, so the simulator can give each block fresh (garbage-filled) shared memory and
-  check the 48 KiB limit.
-* ``printf(`` becomes ``cudasim_printf(`` so that a kernel that runs once per thread schedule
+* A ``__shared__`` declaration inside a function becomes a reference into the block's shared
+  memory arena (``using T = float[8]; T& name = ::cudasim::detail::static_shared<T>(...)``), so
+  each block gets fresh, garbage-filled shared memory, out-of-bounds accesses are caught, and the
+  48 KiB limit is checked.
+* ``printf(`` (also ``std::printf(``) becomes ``cudasim_printf(`` so that a kernel that runs once per thread schedule
   prints once.
 
 Usage: cu2cpp.py INPUT.cu OUTPUT.cpp
@@ -223,23 +224,44 @@ def find_shared(src, code):
         if code[max(0, m.start() - 20):m.start()].rstrip().endswith("extern"):
             continue
         if not in_code(events, m.start()):
-            continue
-        decl = m.group(1)
-        names = []
-        for part in split_top_level(decl):
-            part = re.sub(r"\[.*", "", part.split("=")[0]).strip()
-            ident = re.findall(r"[A-Za-z_]\w*", part)
-            if ident:
-                names.append(ident[-1])
-        if not names:
-            continue
-        regs = " ".join(f'::cudasim::detail::shared_region(&{nm}, sizeof({nm}), "{nm}", __FILE__, __LINE__);' for nm in names)
-        edits.append(Edit(m.end(), m.end(), " " + regs))
+            continue  # namespace scope: stays `static __thread` (one copy per worker, so per block)
+        text = static_shared_decl(src[m.start(1):m.end(1)])
+        if text:
+            edits.append(Edit(m.start(), m.end(), text))
     return edits
 
 
+DECLARATOR = re.compile(r"^(.*?)\b([A-Za-z_]\w*)\s*((?:\[[^\]]*\])*)\s*$", re.S)
+
+
+def static_shared_decl(decl):
+    """`__shared__ float tile[32][33], b[4];` inside a function becomes references into the
+    block's shared-memory arena, where arrays are separated by canaries and the last one ends at
+    an inaccessible page: `using T = float[32][33]; T& tile = ::cudasim::detail::static_shared<T>(...);`
+    Returns None when the declaration is not understood (it then stays thread-local storage)."""
+    decl = re.sub(r"__align__\s*\([^)]*\)|alignas\s*\([^)]*\)", "", decl)
+    parts = split_top_level(decl)
+    first = DECLARATOR.match(parts[0].split("=")[0])
+    if not first or not first.group(1).strip():
+        return None
+    base = first.group(1).strip()
+    out = []
+    for i, part in enumerate(parts):
+        m = DECLARATOR.match(part.split("=")[0]) if i == 0 else re.match(r"^\s*([*&\s]*)([A-Za-z_]\w*)\s*((?:\[[^\]]*\])*)\s*$", part)
+        if not m:
+            return None
+        ptr = "" if i == 0 else m.group(1).replace(" ", "")
+        name, dims = m.group(2), m.group(3)
+        alias = "cudasim_shared_%s_t" % name
+        out.append('using %s = %s%s %s; %s& %s = ::cudasim::detail::static_shared<%s>("%s", __FILE__, __LINE__);'
+                   % (alias, base, ptr, dims, alias, name, alias, name))
+    return " ".join(out)
+
+
 def find_printf(code):
-    return [Edit(m.start(1), m.end(1), "cudasim_printf") for m in re.finditer(r"(?<![\w.:>])(printf)\s*\(", code)]
+    # Also std::printf and ::printf (the qualifier goes too: cudasim_printf is a global function).
+    pattern = r"(?<![\w.:>])((?:::\s*)?(?:std\s*::\s*)?printf)\s*\("
+    return [Edit(m.start(1), m.end(1), "cudasim_printf") for m in re.finditer(pattern, code)]
 
 
 def translate(src, path):

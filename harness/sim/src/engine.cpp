@@ -400,21 +400,62 @@ void cbar_wait(CBarState* b, uint64_t token, const char* file, int line) {
   switch_away(w, t);
 }
 
-void shared_region(void* p, size_t bytes, const char* name, const char* file, int line) {
-  Worker* w = tl_worker;
-  if (!w) return;  // a __shared__ declaration reached from host code: nothing to track
-  for (const SharedRegion& r : w->shared_regions)
-    if (r.p == p) return;
-  w->shared_regions.push_back(SharedRegion{p, bytes, name, file, line});
-  w->static_shared_bytes += bytes;
-  std::memset(p, 0xCD, bytes);  // shared memory starts with garbage on the GPU too
-  size_t total = w->static_shared_bytes + w->grid->shmem;
-  if (total > 48 * 1024)
-    thread_fault(*w, self_thread(), "launch",
-                 strf("%s: block uses %zu bytes of shared memory (%zu static, %zu dynamic); the limit is 49152 bytes (48 KiB) "
-                      "per block. Last declared: %s at %s.",
-                      kernel_str(w->grid->site).c_str(), total, w->static_shared_bytes, w->grid->shmem, name,
-                      where(file, line).c_str()));
+// ---- static shared memory ----------------------------------------------------------------------
+// Each worker has an arena whose top touches an inaccessible page. The block's `__shared__`
+// arrays are placed downwards from the top in the order threads first reach their declarations,
+// with canary bytes between them: reading past the first array faults at once, and writes past
+// any array are found when the block ends.
+
+static constexpr size_t kSharedLimit = 48 * 1024;
+static constexpr size_t kSharedArena = 64 * 1024;
+static constexpr unsigned char kSharedCanary = 0xA5;
+
+void* static_shared_raw(size_t bytes, size_t align, const char* name, const char* file, int line) {
+  Worker* wk = tl_worker;
+  if (!wk || !tl_thread) device_misuse("a __shared__ variable", file, line);
+  Worker& w = *wk;
+  for (const SharedArray& a : w.shared_arrays)
+    if (a.line == line && a.name == name && a.file == file) return a.p;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  if (!w.sh_guard) {
+    void* m = mmap(nullptr, kSharedArena + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate shared memory (out of memory)");
+    w.sh_guard = static_cast<unsigned char*>(m) + kSharedArena;
+    mprotect(w.sh_guard, page, PROT_NONE);
+  }
+  align = std::max<size_t>(align, 16);
+  unsigned char* top = w.shared_arrays.empty() ? w.sh_guard : static_cast<unsigned char*>(w.shared_arrays.back().p) - 16;
+  uintptr_t start = (reinterpret_cast<uintptr_t>(top) - std::max<size_t>(bytes, 1)) & ~uintptr_t(align - 1);
+  size_t used = size_t(w.sh_guard - reinterpret_cast<unsigned char*>(start));
+  if (used > kSharedLimit || used + w.grid->shmem > kSharedLimit)
+    thread_fault(w, self_thread(), "launch",
+                 strf("%s: the block needs more than 49152 bytes (48 KiB) of shared memory (%zu bytes of __shared__ variables "
+                      "so far, %zu dynamic). The last one: %s (%zu bytes) at %s.",
+                      kernel_str(w.grid->site).c_str(), used, w.grid->shmem, name, bytes, where(file, line).c_str()));
+  unsigned char* p = reinterpret_cast<unsigned char*>(start);
+  std::memset(p - 16, kSharedCanary, 16);                   // below: the gap to the next array
+  std::memset(p, 0xCD, bytes);                              // garbage at the start, as on the GPU
+  std::memset(p + bytes, kSharedCanary, size_t(top - p) - bytes);  // above: slack and gap
+  w.shared_arrays.push_back(SharedArray{p, bytes, name, file, line});
+  return p;
+}
+
+// "" when every canary of the arena is intact; else which array was overrun.
+static std::string static_shared_overrun(const Worker& w) {
+  for (size_t i = 0; i < w.shared_arrays.size(); ++i) {
+    const SharedArray& a = w.shared_arrays[i];
+    const unsigned char* p = static_cast<const unsigned char*>(a.p);
+    const unsigned char* above = i == 0 ? w.sh_guard : static_cast<const unsigned char*>(w.shared_arrays[i - 1].p);
+    for (const unsigned char* q = p + a.bytes; q < above; ++q)
+      if (*q != kSharedCanary)
+        return strf("a thread wrote past the end of __shared__ %s (%zu bytes, declared at %s)", a.name, a.bytes,
+                    where(a.file, a.line).c_str());
+    if (i + 1 == w.shared_arrays.size())
+      for (const unsigned char* q = p - 16; q < p; ++q)
+        if (*q != kSharedCanary)
+          return strf("a thread wrote before the start of __shared__ %s (declared at %s)", a.name, where(a.file, a.line).c_str());
+  }
+  return "";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -466,8 +507,6 @@ static std::string list_exited(Worker& w, unsigned n) {
 // are checked when the block ends).
 static constexpr size_t kDynSharedMax = 48 * 1024;
 static constexpr size_t kDynSharedFront = 64;
-static constexpr unsigned char kSharedCanary = 0xA5;
-
 static unsigned char* place_dynamic_shared(Worker& w, size_t bytes) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   if (!w.dyn_guard) {
@@ -508,8 +547,7 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
   w.block.gdim = gd;
   w.block_linear = linear;
   w.block.dyn_shared = place_dynamic_shared(w, g.shmem);
-  w.shared_regions.clear();
-  w.static_shared_bytes = 0;
+  w.shared_arrays.clear();
   tl_block = &w.block;
 
   if (w.threads.size() < n) w.threads.resize(n);
@@ -570,11 +608,15 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
     const unsigned exited = w.exited;
     if (exited == n) {
       std::string overrun = dynamic_shared_overrun(w);
+      const char* hint = "The third <<<>>> argument sets how many bytes `extern __shared__` arrays have: make it cover every "
+                         "index the kernel uses.";
+      if (overrun.empty()) {
+        overrun = static_shared_overrun(w);
+        hint = "Check every shared-memory index against the array's size.";
+      }
       if (!overrun.empty())
-        g.fail(4, "out-of-bounds",
-               strf("out-of-bounds write to shared memory in %s, block %s: %s.\n  The third <<<>>> argument sets how many bytes "
-                    "`extern __shared__` arrays have: make it cover every index the kernel uses.",
-                    ksite().c_str(), blk().c_str(), overrun.c_str()));
+        g.fail(4, "out-of-bounds", strf("out-of-bounds write to shared memory in %s, block %s: %s.\n  %s", ksite().c_str(),
+                                        blk().c_str(), overrun.c_str(), hint));
       return;
     }
     if (w.at_cbar > 0) {

@@ -50,7 +50,8 @@ struct Warp {
   std::vector<WarpGroup> groups;
 };
 
-struct SharedRegion {
+// A `__shared__` variable of the block running on a worker (see static_shared_raw).
+struct SharedArray {
   void* p;
   size_t bytes;
   const char* name;
@@ -69,8 +70,8 @@ struct Worker {
   unsigned char* dyn_guard = nullptr;  // the inaccessible page after dynamic shared memory
   unsigned char* dyn_start = nullptr;
   size_t dyn_bytes = 0;
-  std::vector<SharedRegion> shared_regions;
-  size_t static_shared_bytes = 0;
+  std::vector<SharedArray> shared_arrays;  // top of the arena first
+  unsigned char* sh_guard = nullptr;       // the inaccessible page above the arena
   BlockView block;
   unsigned block_linear = 0;
   Grid* grid = nullptr;

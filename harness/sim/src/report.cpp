@@ -139,6 +139,14 @@ static Worker* dynamic_shared_guard_hit(uintptr_t addr) {
   return nullptr;
 }
 
+static const SharedArray* static_shared_guard_hit(uintptr_t addr) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  Worker* w = tl_worker;
+  if (!w || !w->sh_guard || w->shared_arrays.empty()) return nullptr;
+  uintptr_t g = reinterpret_cast<uintptr_t>(w->sh_guard);
+  return addr >= g && addr < g + page ? &w->shared_arrays.front() : nullptr;
+}
+
 static void on_crash(int sig, siginfo_t* si, void* uctx) {
   void* pc = nullptr;
 #if defined(__linux__) && defined(__x86_64__)
@@ -157,6 +165,9 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
   } else if (Worker* w = dynamic_shared_guard_hit(addr)) {
     what = strf("out-of-bounds access to shared memory: byte %zu of dynamic shared memory, but the launch asked for %zu bytes "
                 "(the third <<<>>> argument)", size_t(addr - reinterpret_cast<uintptr_t>(w->dyn_start)), w->dyn_bytes);
+  } else if (const SharedArray* a = static_shared_guard_hit(addr)) {
+    what = strf("out-of-bounds access to shared memory: byte %zu of __shared__ %s, which has %zu bytes (declared at %s)",
+                size_t(addr - reinterpret_cast<uintptr_t>(a->p)), a->name, a->bytes, where(a->file, a->line).c_str());
   } else if ((overflow = stack_guard_hit(addr))) {
     what = "stack overflow: the thread's local variables exceed the simulator's stack (set CUDASIM_STACK_KB to raise it)";
   } else {

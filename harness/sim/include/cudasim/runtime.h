@@ -164,7 +164,13 @@ enum class WarpOp : uint8_t { Sync, ShflIdx, ShflUp, ShflDown, ShflXor, Ballot, 
 uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, int width, int value_bytes,
                          bool is_signed, const char* file, int line);
 
-void shared_region(void* p, size_t bytes, const char* name, const char* file, int line);
+// The block's storage for a `__shared__` declaration inside a kernel (cu2cpp.py emits the call):
+// the same address for every thread of the block, fresh garbage for every block.
+void* static_shared_raw(size_t bytes, size_t align, const char* name, const char* file, int line);
+template <class T>
+T& static_shared(const char* name, const char* file, int line) {
+  return *static_cast<T*>(static_shared_raw(sizeof(T), alignof(T), name, file, line));
+}
 
 // The state of a cuda::barrier<cuda::thread_scope_block> (see <cuda/barrier>): plain data, so it
 // can live in __shared__ memory, where it starts as garbage until init().
