@@ -10,6 +10,7 @@ bench/results/gpu-validate. Needs nvcc, a GPU and compute-sanitizer on PATH (or 
 /usr/local/cuda/bin).
 """
 import argparse
+import concurrent.futures
 import os
 import re
 import shutil
@@ -36,9 +37,9 @@ def sanitizer_cases(variant, seed):
     because racecheck slows kernels down by orders of magnitude."""
     n, tpb = variant.show_case()
     cases = [(n, tpb, None)]
-    for (n, tpb) in variant.sweep("gpu", seed, quick=True):
-        if n <= 1 << 16 and len(cases) < 6:
-            cases.append((n, tpb, seed + len(cases)))
+    small = sorted((c for c in variant.sweep("gpu", seed, quick=True) if c[0] <= 1 << 16), reverse=True)
+    for i, (n, tpb) in enumerate(small[:2]):  # the biggest: most blocks, partial last blocks
+        cases.append((n, tpb, seed + i))
     return cases
 
 
@@ -58,6 +59,8 @@ def main(argv):
     ap.add_argument("--out", default="bench/results/gpu-validate", help="folder for the logs")
     ap.add_argument("--puzzle", action="append", help="only these puzzles (default: all)")
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--jobs", type=int, default=8, help="sanitizer runs in parallel (they share the GPU)")
+    ap.add_argument("--skip", action="append", default=[], help="skip this variant, e.g. p29 --double-buffer")
     args = ap.parse_args(argv)
 
     root = repo_root()
@@ -88,35 +91,44 @@ def main(argv):
             return 2
         binary = bld.binary_path(build, target)
         for variant in puzzle.variants.values():
+            if variant.label in args.skip:
+                print("skipped    %s" % variant.label)
+                continue
             # 1. Correctness: the checker's full sweep, large size included.
             cases = variant.sweep("gpu", args.seed)
             bad = 0
             t0 = time.monotonic()
-            for i, (n, tpb) in enumerate(cases):
-                o = run_driver([str(binary), "--variant", variant.name, "--n", str(n), "--tpb", str(tpb), "--seed",
-                                str(args.seed + i)], 600)
+            cmds = [[str(binary), "--variant", variant.name, "--n", str(n), "--tpb", str(tpb), "--seed", str(args.seed + i)]
+                    for i, (n, tpb) in enumerate(cases)]
+            with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+                outcomes = list(pool.map(lambda c: run_driver(c, 600), cmds))
+            for cmd, o in zip(cmds, outcomes):
                 if not o.passed:
                     bad += 1
-                    log.write("FAIL %s n=%d tpb=%d: %s\n%s\n" % (variant.label, n, tpb, o.kind, "\n".join(o.lines)))
+                    log.write("FAIL %s: %s\n%s\n" % (" ".join(cmd), o.kind, "\n".join(o.lines)))
             rows.append(("run", variant.label, len(cases), bad, time.monotonic() - t0))
             failed |= bad > 0
             print("run        %-24s %3d cases, %d failed" % (variant.label, len(cases), bad), flush=True)
-            # 2. compute-sanitizer, each tool on a few small cases.
+            # 2. compute-sanitizer, each tool on a few small cases, in parallel.
+            jobs = []
             for tool in TOOLS:
-                errors, ran = 0, 0
-                t0 = time.monotonic()
                 for (n, tpb, seed) in sanitizer_cases(variant, args.seed):
                     case = ["--variant", variant.name, "--n", str(n), "--tpb", str(tpb)]
                     case += ["--show"] if seed is None else ["--seed", str(seed)]
-                    cmd = [sanitizer, "--tool", tool, "--error-exitcode", "99", str(binary)] + case
-                    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
+                    jobs.append((tool, [sanitizer, "--tool", tool, "--error-exitcode", "99", str(binary)] + case))
+            t0 = time.monotonic()
+            with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+                done = list(pool.map(lambda j: (j[0], j[1], subprocess.run(j[1], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                                                          text=True, timeout=900)), jobs))
+            for tool in TOOLS:
+                errors = ran = 0
+                for (t, cmd, proc) in done:
+                    if t != tool:
+                        continue
                     ran += 1
                     log.write("$ %s\n%s\n" % (" ".join(cmd), proc.stdout))
                     found = [int(a or b) for a, b in SUMMARY.findall(proc.stdout)]
-                    if proc.returncode != 0 or not found:
-                        errors += max(1, sum(found))
-                    else:
-                        errors += sum(found)
+                    errors += max(1, sum(found)) if proc.returncode != 0 or not found else sum(found)
                 rows.append((tool, variant.label, ran, errors, time.monotonic() - t0))
                 failed |= errors > 0
                 print("%-10s %-24s %3d cases, %d errors" % (tool, variant.label, ran, errors), flush=True)

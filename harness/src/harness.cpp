@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backend.h"
+#include "harness/bench.h"
 
 namespace harness {
 
@@ -153,8 +154,9 @@ static int usage(const char* msg) {
   std::fprintf(stderr,
                "usage: %s_<backend> --list\n"
                "       %s_<backend> --variant NAME --n N --tpb T (--show | --seed S) [--schedules forward,reverse,random] [--stats]\n"
+               "       %s_gpu --bench [--sizes N,N] [--variants A,B] [--tpb T] [--runs R] [--warmup W] [--flush auto|always|never] [--seed S]\n"
                "This is the puzzle's driver; learners run it through scripts/puzzle.py.\n",
-               kPuzzle.name, kPuzzle.name);
+               kPuzzle.name, kPuzzle.name, kPuzzle.name);
   return 2;
 }
 
@@ -172,7 +174,9 @@ int main(int argc, char** argv) {
   using namespace harness;
   static Case c;
   g_case = &c;
-  bool list = false, stats = false, have_n = false, have_tpb = false, have_seed = false;
+  bool list = false, stats = false, have_n = false, have_tpb = false, have_seed = false, bench_mode = false;
+  bench::Options bench_opts;
+  bench::parse_sizes("4194304,268435456", &bench_opts.sizes);  // 2^22 (the 2007 paper's size) and 2^28
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* what) -> const char* {
@@ -196,6 +200,29 @@ int main(int argc, char** argv) {
     } else if (a == "--seed") {
       if (!parse_ll(value("--seed"), &v) || v < 0) return usage("--seed takes a non-negative integer");
       c.seed = uint64_t(v), have_seed = true;
+    } else if (a == "--bench") {
+      bench_mode = true;
+    } else if (a == "--sizes") {
+      if (!bench::parse_sizes(value("--sizes"), &bench_opts.sizes))
+        return usage("--sizes takes a comma-separated list of sizes from 1 to 2^30, e.g. 4194304,2^28");
+    } else if (a == "--variants") {
+      std::string list = value("--variants");
+      bench_opts.variants.clear();
+      for (size_t start = 0; start <= list.size();) {
+        size_t comma = list.find(',', start);
+        std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (!item.empty()) bench_opts.variants.push_back(item);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    } else if (a == "--runs" || a == "--warmup") {
+      if (!parse_ll(value(a.c_str()), &v) || v < (a == "--runs" ? 1 : 0) || v > 100000)
+        return usage((a + " takes a count").c_str());
+      (a == "--runs" ? bench_opts.runs : bench_opts.warmup) = int(v);
+    } else if (a == "--flush") {
+      bench_opts.flush = value("--flush");
+      if (bench_opts.flush != "auto" && bench_opts.flush != "always" && bench_opts.flush != "never")
+        return usage("--flush takes auto, always or never");
     } else if (a == "--schedules") {
       if (!backend::set_schedules(value("--schedules")))
         return usage("--schedules takes a list of forward, reverse, random (CPU simulator only)");
@@ -210,6 +237,12 @@ int main(int argc, char** argv) {
     for (auto& v : kPuzzle.variants) std::printf("%s\n", v.name);
     return 0;
   }
+  if (bench_mode) {
+    if (have_tpb) bench_opts.tpb = c.tpb;
+    if (have_seed) bench_opts.seed = c.seed;
+    c.variant = "bench";
+    return bench::run(bench_opts);
+  }
   const VariantEntry* entry = nullptr;
   for (auto& v : kPuzzle.variants)
     if (c.variant == v.name) entry = &v;
@@ -218,7 +251,7 @@ int main(int argc, char** argv) {
   if (!c.show && !have_seed) return usage("give --show (the deterministic input) or --seed S (a random input)");
   backend::set_seed(c.seed + 1);
   backend::on_fatal(on_fatal);
-  if (c.show) std::printf("backend:  %s\n", backend::describe().c_str());
+  std::printf("backend:  %s\n", backend::describe().c_str());
   std::fflush(stdout);
   int rc = entry->run(c);
   if (stats && !backend::stats_json().empty()) std::printf("STATS %s\n", backend::stats_json().c_str());
