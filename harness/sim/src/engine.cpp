@@ -414,8 +414,10 @@ void* static_shared_raw(size_t bytes, size_t align, const char* name, const char
   Worker* wk = tl_worker;
   if (!wk || !tl_thread) device_misuse("a __shared__ variable", file, line);
   Worker& w = *wk;
+  // One declaration is one variable per block; the size tells apart the instantiations of a
+  // template (block_sum<32> and block_sum<64> declare different arrays at the same line).
   for (const SharedArray& a : w.shared_arrays)
-    if (a.line == line && a.name == name && a.file == file) return a.p;
+    if (a.line == line && a.name == name && a.file == file && a.bytes == bytes) return a.p;
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   if (!w.sh_guard) {
     void* m = mmap(nullptr, kSharedArena + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -427,11 +429,20 @@ void* static_shared_raw(size_t bytes, size_t align, const char* name, const char
   unsigned char* top = w.shared_arrays.empty() ? w.sh_guard : static_cast<unsigned char*>(w.shared_arrays.back().p) - 16;
   uintptr_t start = (reinterpret_cast<uintptr_t>(top) - std::max<size_t>(bytes, 1)) & ~uintptr_t(align - 1);
   size_t used = size_t(w.sh_guard - reinterpret_cast<unsigned char*>(start));
-  if (used > kSharedLimit || used + w.grid->shmem > kSharedLimit)
+  // The limit applies to what the variables need, as on the GPU, not to the arena's canary gaps
+  // and 16-byte alignment: two 24 KiB arrays fit.
+  size_t declared = bytes;
+  for (const SharedArray& a : w.shared_arrays) declared += a.bytes;
+  if (declared + w.grid->shmem > kSharedLimit)
     thread_fault(w, self_thread(), "launch",
                  strf("%s: the block needs more than 49152 bytes (48 KiB) of shared memory (%zu bytes of __shared__ variables "
                       "so far, %zu dynamic). The last one: %s (%zu bytes) at %s.",
-                      kernel_str(w.grid->site).c_str(), used, w.grid->shmem, name, bytes, where(file, line).c_str()));
+                      kernel_str(w.grid->site).c_str(), declared, w.grid->shmem, name, bytes, where(file, line).c_str()));
+  if (used > kSharedArena)
+    thread_fault(w, self_thread(), "resource",
+                 strf("%s: %zu __shared__ variables do not fit the simulator's shared-memory arena (each takes at least 32 "
+                      "bytes there). The last one: %s at %s.",
+                      kernel_str(w.grid->site).c_str(), w.shared_arrays.size() + 1, name, where(file, line).c_str()));
   unsigned char* p = reinterpret_cast<unsigned char*>(start);
   std::memset(p - 16, kSharedCanary, 16);                   // below: the gap to the next array
   std::memset(p, 0xCD, bytes);                              // garbage at the start, as on the GPU

@@ -1,0 +1,402 @@
+// Every diagnostic of the simulator, each with a planted bug, and the correct version of the same
+// code passing. Kernel errors arrive as cudasim::KernelError (main.cpp sets ErrorMode::Throw).
+// The `// @name` comments mark lines whose file:line a message must name (see simtest::site).
+#include "sim_test.h"
+
+using simtest::Buf;
+using simtest::iota;
+using simtest::kernel_error;
+
+static std::string kind(const cudasim::KernelError& e) { return e.kind; }
+
+// ---- barrier divergence ------------------------------------------------------------------------
+
+__global__ void divergent_barrier(int* a) {
+  const int t = threadIdx.x;
+  if (blockIdx.x == 1 && t < 16) {
+    a[t] = 1;
+    __syncthreads();  // @diverge-then
+  } else {
+    __syncthreads();  // @diverge-else
+    a[t] = 2;
+  }
+}
+
+TEST_CASE("barrier divergence: threads at different __syncthreads calls", "[diagnostics][divergence]") {
+  Buf<int> a(48, 0);
+  cudasim::KernelError e = kernel_error([&] { divergent_barrier<<<2, 48>>>(a); });
+  REQUIRE(kind(e) == "divergence");
+  REQUIRE(e.code == 4);
+  REQUIRE_THAT(e.message, Catch::StartsWith("barrier divergence in kernel divergent_barrier (launched at "));
+  REQUIRE_THAT(e.message, Catch::Contains("block 1: threads wait at different barriers"));
+  REQUIRE_THAT(e.message, Catch::Contains("threads 0-15 wait in __syncthreads() at " + SITE("@diverge-then")));
+  REQUIRE_THAT(e.message, Catch::Contains("threads 16-47 wait in __syncthreads() at " + SITE("@diverge-else")));
+  REQUIRE_THAT(e.message, Catch::Contains("Every thread of a block must reach the same __syncthreads() call"));
+}
+
+__global__ void barrier_after_partial_exit(int* a) {
+  if (threadIdx.x % 3 == 0) return;
+  __syncthreads();  // a barrier that the threads still running reach together: fine
+  if (threadIdx.x < 20)
+    __syncthreads();  // @exit-barrier-then
+  else
+    __syncthreads();  // @exit-barrier-else
+  a[threadIdx.x] = 1;
+}
+
+TEST_CASE("barrier divergence: the message lists the threads that returned", "[diagnostics][divergence]") {
+  Buf<int> a(32, 0);
+  cudasim::KernelError e = kernel_error([&] { barrier_after_partial_exit<<<1, 32>>>(a); });
+  REQUIRE(kind(e) == "divergence");
+  REQUIRE_THAT(e.message, Catch::Contains("threads 1-2, 4-5, 7-8, 10-11, 13-14, 16-17, 19 wait in __syncthreads() at " +
+                                          SITE("@exit-barrier-then")));
+  REQUIRE_THAT(e.message, Catch::Contains("threads 20, 22-23, 25-26, 28-29, 31 wait in __syncthreads() at " +
+                                          SITE("@exit-barrier-else")));
+  REQUIRE_THAT(e.message, Catch::Contains("threads 0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30 have returned"));
+}
+
+// ---- deadlock: warp collective vs. barrier -----------------------------------------------------
+
+__global__ void shfl_vs_barrier(int* out) {
+  int v = threadIdx.x;
+  if (threadIdx.x % 32 < 16) v += __shfl_down_sync(0xffffffffu, v, 1);  // @deadlock-shfl
+  __syncthreads();  // @deadlock-bar
+  out[threadIdx.x] = v;
+}
+
+TEST_CASE("deadlock: lanes wait in __shfl_down_sync for lanes that wait at __syncthreads", "[diagnostics][deadlock]") {
+  Buf<int> out(64, 0);
+  cudasim::KernelError e = kernel_error([&] { shfl_vs_barrier<<<1, 64>>>(out); });
+  // Lanes of one mask split between a warp collective and a block barrier: reported as barrier
+  // divergence (kind "divergence"); a pure warp-level wait would be "deadlock".
+  REQUIRE(kind(e) == "divergence");
+  REQUIRE(e.code == 4);
+  REQUIRE_THAT(e.message, Catch::Contains("block 0 cannot make progress"));
+  REQUIRE_THAT(e.message, Catch::Contains("threads 0-15, 32-47 wait in __shfl_down_sync (mask 0xffffffff) at " + SITE("@deadlock-shfl")));
+  REQUIRE_THAT(e.message, Catch::Contains("threads 16-31, 48-63 wait in __syncthreads() at " + SITE("@deadlock-bar")));
+}
+
+// Lanes 0-15 wait for the whole warp; lanes 16-31 wait in a collective that also names lane 0.
+// Neither can complete: a deadlock among warp collectives alone.
+__global__ void warp_cycle(int* out) {
+  const int lane = threadIdx.x;
+  int v = lane;
+  if (lane < 16) v = __shfl_sync(0xffffffffu, v, 0);  // @cycle-a
+  else v = __shfl_sync(0xffff0001u, v, 0);  // @cycle-b
+  out[lane] = v;
+}
+
+TEST_CASE("deadlock: warp collectives waiting for each other", "[diagnostics][deadlock]") {
+  Buf<int> out(32, 0);
+  cudasim::KernelError e = kernel_error([&] { warp_cycle<<<1, 32>>>(out); });
+  REQUIRE(kind(e) == "deadlock");
+  REQUIRE(e.code == 4);
+  REQUIRE_THAT(e.message, Catch::StartsWith("deadlock in kernel warp_cycle (launched at "));
+  REQUIRE_THAT(e.message, Catch::Contains("threads 0-15 wait in __shfl_sync (mask 0xffffffff) at " + SITE("@cycle-a")));
+  REQUIRE_THAT(e.message, Catch::Contains("threads 16-31 wait in __shfl_sync (mask 0xffff0001) at " + SITE("@cycle-b")));
+}
+
+// ---- warp misuse -------------------------------------------------------------------------------
+
+__global__ void lane_not_in_mask(int* out) {
+  // Lanes 0-15 are meant to shuffle among themselves, but every lane passes the half mask.
+  out[threadIdx.x] = __shfl_sync(0x0000ffffu, int(threadIdx.x), 0);  // @not-in-mask
+}
+
+__global__ void overlapping_masks(int* out) {
+  const unsigned mask = threadIdx.x < 16 ? 0x0000ffffu : 0xffffffffu;
+  __syncwarp(mask);  // @overlap
+  out[threadIdx.x] = 1;
+}
+
+__global__ void different_intrinsics(int* out) {
+  int v = threadIdx.x;
+  if (threadIdx.x < 8) v = __shfl_xor_sync(0xffffffffu, v, 1);  // @shfl-branch
+  else v = __ballot_sync(0xffffffffu, v & 1);  // @ballot-branch
+  out[threadIdx.x] = v;
+}
+
+__global__ void bad_width(int* out) { out[threadIdx.x] = __shfl_down_sync(0xffffffffu, 1, 1, 12); }
+
+TEST_CASE("warp misuse: a lane that is not in its own mask", "[diagnostics][warp]") {
+  Buf<int> out(64, 0);
+  cudasim::KernelError e = kernel_error([&] { lane_not_in_mask<<<1, 64>>>(out); });
+  REQUIRE(kind(e) == "warp");
+  REQUIRE(e.code == 4);
+  REQUIRE_THAT(e.message, Catch::StartsWith("warp misuse at " ) && Catch::Contains(SITE("@not-in-mask")));
+  REQUIRE_THAT(e.message, Catch::Matches("[\\s\\S]*lane ([1-9]|[12][0-9]|3[01]) calls __shfl_sync with mask 0x0000ffff, which does not include lane \\1 itself[\\s\\S]*"));
+  REQUIRE_THAT(e.message, Catch::Contains("must be named in its mask"));
+}
+
+TEST_CASE("warp misuse: overlapping but different masks", "[diagnostics][warp]") {
+  Buf<int> out(32, 0);
+  cudasim::KernelError e = kernel_error([&] { overlapping_masks<<<1, 32>>>(out); });
+  REQUIRE(kind(e) == "warp");
+  REQUIRE_THAT(e.message, Catch::Contains(SITE("@overlap")) && Catch::Contains("must all pass the same mask"));
+  REQUIRE_THAT(e.message, Catch::Contains("mask 0x0000ffff") && Catch::Contains("mask 0xffffffff"));
+}
+
+TEST_CASE("warp misuse: lanes of one mask in different intrinsics", "[diagnostics][warp]") {
+  Buf<int> out(32, 0);
+  cudasim::KernelError e = kernel_error([&] { different_intrinsics<<<1, 32>>>(out); });
+  REQUIRE(kind(e) == "warp");
+  REQUIRE_THAT(e.message, Catch::Contains("__shfl_xor_sync") && Catch::Contains("__ballot_sync"));
+  REQUIRE_THAT(e.message, Catch::Contains(SITE("@shfl-branch")) && Catch::Contains(SITE("@ballot-branch")));
+  REQUIRE_THAT(e.message, Catch::Contains("must all call the same intrinsic"));
+}
+
+TEST_CASE("warp misuse: a shuffle width that is not a power of two", "[diagnostics][warp]") {
+  Buf<int> out(32, 0);
+  cudasim::KernelError e = kernel_error([&] { bad_width<<<1, 32>>>(out); });
+  REQUIRE(kind(e) == "warp");
+  REQUIRE_THAT(e.message, Catch::Contains("width 12 of __shfl_down_sync is not a power of two"));
+}
+
+// ---- races ---------------------------------------------------------------------------------------
+
+// Kogge-Stone inclusive scan in one block. Buggy: reads and writes shared memory in the same
+// barrier interval, so a thread may read a neighbour's already-updated value.
+__global__ void scan_no_split(const int* in, int* out, int n) {
+  extern __shared__ int s[];
+  const int t = threadIdx.x;
+  if (t < n) s[t] = in[t];
+  __syncthreads();
+  for (int off = 1; off < n; off *= 2) {
+    if (t >= off && t < n) s[t] += s[t - off];
+    __syncthreads();
+  }
+  if (t < n) out[t] = s[t];
+}
+// Correct: read into a register, barrier, write, barrier.
+__global__ void scan_split(const int* in, int* out, int n) {
+  extern __shared__ int s[];
+  const int t = threadIdx.x;
+  if (t < n) s[t] = in[t];
+  __syncthreads();
+  for (int off = 1; off < n; off *= 2) {
+    int v = 0;
+    if (t >= off && t < n) v = s[t - off];
+    __syncthreads();
+    if (t >= off && t < n) s[t] += v;
+    __syncthreads();
+  }
+  if (t < n) out[t] = s[t];
+}
+
+TEST_CASE("race: Kogge-Stone scan without the read/write split", "[diagnostics][race]") {
+  const int n = 64;
+  Buf<int> in(std::vector<int>(n, 1)), out(n, 0);
+  cudasim::KernelError e = kernel_error([&] { scan_no_split<<<1, n, n * sizeof(int)>>>(in, out, n); });
+  REQUIRE(kind(e) == "race");
+  REQUIRE(e.code == 3);
+  REQUIRE_THAT(e.message, Catch::StartsWith("race in kernel scan_no_split (launched at "));
+  REQUIRE_THAT(e.message, Catch::Contains("in 'forward' order and in 'reverse' order wrote different values"));
+  REQUIRE_THAT(e.message, Catch::Matches("[\\s\\S]*buffer #[0-9]+ \\(64 x int, cudaMalloc at [^)]*test_diagnostics\\.cu:[0-9]+\\): [0-9]+ of 64 elements differ[\\s\\S]*"));
+  // Forward order, thread 1 runs after thread 0 and sees its update; reverse order gives the
+  // right answer, element [1] = 2. The first differing element is shown with both values.
+  REQUIRE_THAT(e.message, Catch::Matches("[\\s\\S]*\\[[0-9]+\\] forward: -?[0-9]+   reverse: -?[0-9]+\n[\\s\\S]*"));
+  REQUIRE_THAT(e.message, Catch::Contains("__syncthreads()"));  // the hint
+
+  scan_split<<<1, n, n * sizeof(int)>>>(in, out, n);
+  REQUIRE(out.download() == iota(n, 1));
+  scan_split<<<1, 100, 100 * sizeof(int)>>>(in, out, 60);  // n < blockDim, not a power of two
+  std::vector<int> got = out.download();
+  for (int i = 0; i < 60; ++i) REQUIRE(got[i] == i + 1);
+}
+
+// reverse_chunks of test_semantics.cu without its barrier.
+__global__ void reverse_no_barrier(const int* in, int* out, int n) {
+  __shared__ int s[64];
+  const int t = threadIdx.x;
+  s[t] = in[t];
+  out[t] = s[n - 1 - t];  // the bug: no __syncthreads() between the write and the read
+}
+
+TEST_CASE("race: reversing through shared memory without __syncthreads", "[diagnostics][race]") {
+  Buf<int> in(iota(64)), out(64, 0);
+  cudasim::KernelError e = kernel_error([&] { reverse_no_barrier<<<1, 64>>>(in, out, 64); });
+  REQUIRE(kind(e) == "race");
+  // Forward order, threads 0-31 read elements that threads 32-63 have not written yet (garbage).
+  REQUIRE_THAT(e.message, Catch::Contains("64 of 64 elements differ") || Catch::Contains("32 of 64 elements differ"));
+}
+
+// The 2007 "volatile last warp" reduction: relies on the 32 lanes of a warp executing in lockstep,
+// which Volta's independent thread scheduling no longer guarantees.
+__global__ void reduce_volatile_warp(const int* in, int* out) {
+  __shared__ int s[64];
+  const int t = threadIdx.x;
+  s[t] = in[blockIdx.x * 64 + t];
+  __syncthreads();
+  if (t < 32) {
+    volatile int* vs = s;
+    vs[t] += vs[t + 32];
+    vs[t] += vs[t + 16];
+    vs[t] += vs[t + 8];
+    vs[t] += vs[t + 4];
+    vs[t] += vs[t + 2];
+    vs[t] += vs[t + 1];
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+// The modern form: read into a register, __syncwarp, write, __syncwarp.
+__global__ void reduce_syncwarp(const int* in, int* out) {
+  __shared__ int s[64];
+  const int t = threadIdx.x;
+  s[t] = in[blockIdx.x * 64 + t];
+  __syncthreads();
+  if (t < 32) {
+    for (int off = 32; off > 0; off /= 2) {
+      int v = s[t] + s[t + off];  // t + off < 64: reads stay inside s for every off
+      __syncwarp();
+      s[t] = v;
+      __syncwarp();
+    }
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+
+TEST_CASE("race: the volatile last-warp reduction without __syncwarp", "[diagnostics][race]") {
+  const int blocks = 4;
+  Buf<int> in(iota(blocks * 64)), out(blocks, 0);
+  cudasim::KernelError e = kernel_error([&] { reduce_volatile_warp<<<blocks, 64>>>(in, out); });
+  REQUIRE(kind(e) == "race");
+  REQUIRE_THAT(e.message, Catch::Contains("race in kernel reduce_volatile_warp") && Catch::Contains("4 of 4 elements differ"));
+
+  reduce_syncwarp<<<blocks, 64>>>(in, out);
+  std::vector<int> got = out.download();
+  for (int b = 0; b < blocks; ++b) {
+    int sum = 0;
+    for (int i = 0; i < 64; ++i) sum += b * 64 + i;
+    REQUIRE(got[b] == sum);
+  }
+}
+
+// Block b adds to what block b-1 wrote in the same launch: blocks are not ordered.
+__global__ void chain_blocks(int* a) {
+  const int b = blockIdx.x;
+  if (threadIdx.x == 0) a[b] = (b > 0 ? a[b - 1] : 0) + 1;
+}
+
+TEST_CASE("race: a block reads another block's output in the same launch", "[diagnostics][race]") {
+  Buf<int> a(64, 0);
+  cudasim::KernelError e = kernel_error([&] { chain_blocks<<<64, 32>>>(a); });
+  REQUIRE(kind(e) == "race");
+  REQUIRE_THAT(e.message, Catch::Contains("one block reads what another block writes in the same launch"));
+  REQUIRE_THAT(e.message, Catch::Contains("(64 x int,"));
+}
+
+// Two lanes exchange through shared memory without __syncwarp between the write and the read.
+__global__ void warp_exchange_no_sync(int* out) {
+  __shared__ int s[32];
+  const int t = threadIdx.x;
+  s[t] = t * 10;
+  out[t] = s[t ^ 1];
+}
+
+TEST_CASE("race: warp exchange through shared memory without __syncwarp", "[diagnostics][race]") {
+  Buf<int> out(32, 0);
+  cudasim::KernelError e = kernel_error([&] { warp_exchange_no_sync<<<1, 32>>>(out); });
+  REQUIRE(kind(e) == "race");
+}
+
+// ---- out of bounds ---------------------------------------------------------------------------
+
+__global__ void write_past_end(int* a, int n) {
+  const int i = threadIdx.x;
+  a[i] = i;  // the bug: no `if (i < n)`; threads 5-7 write into the buffer's alignment slack
+}
+__global__ void write_before_start(int* a) {
+  if (threadIdx.x == 0) a[-1] = 7;
+}
+
+TEST_CASE("out-of-bounds write into the alignment slack after a buffer", "[diagnostics][oob]") {
+  Buf<int> a(5);  // @oob-alloc
+  cudasim::KernelError e = kernel_error([&] { write_past_end<<<1, 8>>>(a, 5); });
+  REQUIRE(kind(e) == "out-of-bounds");
+  REQUIRE(e.code == 4);
+  REQUIRE_THAT(e.message, Catch::StartsWith("out-of-bounds write in kernel write_past_end (launched at "));
+  REQUIRE_THAT(e.message, Catch::Contains("wrote to element [5] of buffer #") &&
+                              Catch::Contains("(5 x int, cudaMalloc at " ) &&
+                              Catch::Contains(SITE("@oob-alloc") + "), which has 5 elements"));
+  REQUIRE_THAT(e.message, Catch::Contains("if (i < n)"));
+
+  // The slack is restored after a report: the next correct launch passes.
+  Buf<int> b(5);
+  e = kernel_error([&] { write_before_start<<<1, 1>>>(b); });
+  REQUIRE(kind(e) == "out-of-bounds");
+  REQUIRE_THAT(e.message, Catch::Contains("element [-1] of buffer #"));
+  write_past_end<<<1, 5>>>(b, 5);
+  REQUIRE(b.download() == iota(5));
+}
+
+// Off by one in a __shared__ array: thread 31 writes s[32]. (s is not the first array, so the
+// write lands in the canary gap below `flags` and is found when the block ends; past the first
+// array the access would hit an inaccessible page at once, see tests/sim/fatal/shared_read_past.cu.)
+__global__ void static_shared_off_by_one(int* out) {
+  __shared__ int flags[4];
+  __shared__ int s[32];  // @static-oob
+  if (threadIdx.x < 4) flags[threadIdx.x] = 0;
+  s[threadIdx.x + 1] = int(threadIdx.x);  // the bug
+  __syncthreads();
+  out[threadIdx.x] = s[threadIdx.x] + flags[threadIdx.x % 4];
+}
+__global__ void static_shared_before_start(int* out) {
+  __shared__ int s[32];
+  s[int(threadIdx.x) - 1] = 1;  // thread 0 writes s[-1]
+  __syncthreads();
+  out[threadIdx.x] = 0;
+}
+
+TEST_CASE("out-of-bounds write to a __shared__ array", "[diagnostics][oob]") {
+  Buf<int> out(32, 0);
+  cudasim::KernelError e = kernel_error([&] { static_shared_off_by_one<<<2, 32>>>(out); });
+  REQUIRE(kind(e) == "out-of-bounds");
+  REQUIRE(e.code == 4);
+  REQUIRE_THAT(e.message, Catch::StartsWith("out-of-bounds write to shared memory in kernel static_shared_off_by_one"));
+  REQUIRE_THAT(e.message, Catch::Contains("past the end of __shared__ s (128 bytes, declared at " + SITE("@static-oob") + ")"));
+  e = kernel_error([&] { static_shared_before_start<<<1, 32>>>(out); });
+  REQUIRE(kind(e) == "out-of-bounds");
+  REQUIRE_THAT(e.message, Catch::Contains("before the start of __shared__ s"));
+}
+
+// Dynamic shared memory sized for 30 ints, used by 32 threads: threads 30 and 31 write into the
+// alignment slack after it (found when the block ends).
+__global__ void dyn_shared_past_end(int* out) {
+  extern __shared__ int s[];
+  s[threadIdx.x] = int(threadIdx.x);
+  __syncthreads();
+  out[threadIdx.x] = s[0];
+}
+
+TEST_CASE("out-of-bounds write past the dynamic shared memory a launch asked for", "[diagnostics][oob]") {
+  Buf<int> out(32, 0);
+  cudasim::KernelError e = kernel_error([&] { dyn_shared_past_end<<<2, 32, 30 * sizeof(int)>>>(out); });
+  REQUIRE(kind(e) == "out-of-bounds");
+  REQUIRE(e.code == 4);
+  REQUIRE_THAT(e.message, Catch::StartsWith("out-of-bounds write to shared memory in kernel dyn_shared_past_end"));
+  REQUIRE_THAT(e.message, Catch::Contains("wrote at byte 120 of dynamic shared memory, but the launch asked for 120 bytes"));
+  REQUIRE_THAT(e.message, Catch::Contains("third <<<>>> argument"));
+  dyn_shared_past_end<<<2, 32, 32 * sizeof(int)>>>(out);  // sized right
+  REQUIRE(out.download() == std::vector<int>(32, 0));
+}
+
+// ---- which schedule found it -------------------------------------------------------------------
+
+__global__ void diverge_only_in_reverse(int* flag) {
+  // Forward order: thread 0 runs first and sets the flag, everyone takes the same branch.
+  // Reverse order: thread 31 runs first and finds the flag clear. The divergence (a barrier in
+  // a branch that depends on another thread's write) only shows in one order.
+  if (threadIdx.x == 0) *flag = 1;
+  if (*flag) {
+    __syncthreads();
+  } else {
+    __syncthreads();
+  }
+}
+
+TEST_CASE("an error found under one schedule names that schedule", "[diagnostics][schedule]") {
+  Buf<int> flag(1, 0);
+  cudasim::KernelError e = kernel_error([&] { diverge_only_in_reverse<<<1, 32>>>(flag); });
+  REQUIRE(kind(e) == "divergence");
+  REQUIRE_THAT(e.message, Catch::Contains("(found while running the 'reverse' thread schedule)"));
+}
