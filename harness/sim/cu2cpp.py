@@ -5,7 +5,9 @@ Only what C++ cannot express is rewritten, and every line keeps its number (a `#
 points diagnostics at the original file):
 
 * ``kernel<<<grid, block[, shmem[, stream]]>>>(args)`` becomes
-  ``::cudasim::launch(kernel, "kernel", __FILE__, __LINE__, grid, block, shmem, stream)(args)``.
+  ``::cudasim::launch([](auto... a) { kernel(a...); }, "kernel", __FILE__, __LINE__, grid, block,
+  shmem, stream)(args)``: the lambda lets a template kernel's arguments be deduced and default
+  arguments apply, as with nvcc.
 * ``extern __shared__ T name[];`` becomes ``static ::cudasim::DynamicShared<T> name;`` at namespace
   scope, and a thread-local ``T*`` set to the block's dynamic shared memory inside a function.
 * A ``__shared__`` declaration inside a function becomes a reference into the block's shared
@@ -142,7 +144,8 @@ def find_launches(src, code):
         if not 2 <= len(config) <= 4:
             raise ValueError(f"line {src.count(chr(10), 0, start) + 1}: a launch takes <<<grid, block[, shared bytes[, stream]]>>>")
         name = re.sub(r"\s+", "", kexpr).replace('"', "")
-        text = f'::cudasim::launch({kexpr}, "{name}", __FILE__, __LINE__,{",".join(config)})'
+        call = f"[](auto... cudasim_arg) {{ {kexpr}(cudasim_arg...); }}"
+        text = f'::cudasim::launch({call}, "{name}", __FILE__, __LINE__,{",".join(config)})'
         edits.append(Edit(kstart, close + 3, text))
     return edits
 

@@ -218,42 +218,42 @@ int collect_ptrs(const Tuple& t, ArgCheck* out, std::index_sequence<I...>) {
   return n;
 }
 
-template <class... P>
-struct Launcher {
-  void (*kernel)(P...);
-  LaunchSite site;
+}  // namespace detail
+
+// Translated `k<<<g, b, s, st>>>(args)` lands here as
+//   launch(KernelCall, "k", __FILE__, __LINE__, g, b, s, st)(args)
+// where KernelCall is a generic lambda that calls k. Calling through the lambda lets the compiler
+// deduce a template kernel's arguments and fill in default arguments, as nvcc does.
+template <class Call>
+struct KernelLaunch {
+  Call call;
+  detail::LaunchSite site;
   dim3 grid, block;
   size_t shmem;
 
-  using Tuple = std::tuple<std::decay_t<P>...>;
-  struct Payload {
-    void (*kernel)(P...);
-    Tuple args;
-  };
-  template <size_t... I>
-  static void call(const Payload& p, std::index_sequence<I...>) {
-    // Each thread gets its own copy of every parameter, as on the GPU.
-    p.kernel(std::tuple_element_t<I, Tuple>(std::get<I>(p.args))...);
-  }
-  static void run(const void* p) { call(*static_cast<const Payload*>(p), std::index_sequence_for<P...>{}); }
-
   template <class... A>
   void operator()(A&&... a) const {
-    static_assert(sizeof...(A) == sizeof...(P), "kernel launched with the wrong number of arguments");
-    // Arguments are converted to the kernel's parameter types once, at launch, as CUDA does.
-    const Payload payload{kernel, Tuple(static_cast<std::decay_t<P>>(std::forward<A>(a))...)};
-    ArgCheck ptrs[sizeof...(P) + 1];
-    int n = collect_ptrs(payload.args, ptrs, std::index_sequence_for<P...>{});
-    launch(site, grid, block, shmem, &run, &payload, ptrs, n);
+    using Tuple = std::tuple<std::decay_t<A>...>;
+    struct Payload {
+      Call call;
+      Tuple args;
+      static void run(const void* p) {
+        const Payload& self = *static_cast<const Payload*>(p);
+        Tuple copy = self.args;  // each thread gets its own copy of every argument, as on the GPU
+        std::apply(self.call, std::move(copy));
+      }
+    };
+    const Payload payload{call, Tuple(std::forward<A>(a)...)};
+    detail::ArgCheck ptrs[sizeof...(A) + 1];
+    int n = detail::collect_ptrs(payload.args, ptrs, std::index_sequence_for<A...>{});
+    detail::launch(site, grid, block, shmem, &Payload::run, &payload, ptrs, n);
   }
 };
-}  // namespace detail
 
-// Translated `k<<<g, b, s, st>>>(args)` lands here.
-template <class... P>
-detail::Launcher<P...> launch(void (*k)(P...), const char* name, const char* file, int line, dim3 g, dim3 b,
-                              size_t shmem = 0, cudaStream_t = nullptr) {
-  return detail::Launcher<P...>{k, {name, file, line}, g, b, shmem};
+template <class Call>
+KernelLaunch<Call> launch(Call call, const char* name, const char* file, int line, dim3 g, dim3 b, size_t shmem = 0,
+                          cudaStream_t = nullptr) {
+  return KernelLaunch<Call>{call, {name, file, line}, g, b, shmem};
 }
 
 // `extern __shared__ T name[];` at namespace scope becomes `static cudasim::DynamicShared<T> name;`
