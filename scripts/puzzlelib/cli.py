@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
+from .bench import cmd_bench
 from .commands import cmd_check, cmd_list, cmd_run
 from .common import PROG, UsageError, err, out, repo_root
+from .grade import cmd_grade
 from .options import suggest
 from .pixi import cmd_sync_pixi
 from .testcmd import cmd_test
@@ -17,8 +19,10 @@ COMMANDS = {
     "run": (cmd_run, "build and run one variant on its show input"),
     "check": (cmd_check, "test variants on many sizes"),
     "list": (cmd_list, "puzzles, variants and your progress"),
+    "grade": (cmd_grade, "grade a submission on hidden inputs (instructors, CI)"),
     "test": (cmd_test, "the project's test suite (build, ctest, pytest)"),
     "sync-pixi": (cmd_sync_pixi, "regenerate the puzzle tasks in pixi.toml"),
+    "bench": (cmd_bench, "time a puzzle's variants on a GPU, next to CUB and copy bandwidth"),
 }
 
 USAGE = """\

@@ -12,6 +12,7 @@ from . import build as bld
 from .common import (PROG, BuildError, UsageError, build_dir, err, fmt_seconds, mark, out, quote_cmd,
                      rel, run_timeout, stdout_is_tty, table)
 from .driver import ERROR, PASS, USAGE, Outcome, relevant_lines, run_driver
+from .grade_run import explain, first_error_location
 from .options import backend_choice, parse, positive_int, seed_int, suggest_flag
 from .puzzles import Puzzle, Variant, discover, find_puzzle
 
@@ -183,7 +184,8 @@ def cmd_run(root: Path, args: List[str]) -> int:
                                                           p.get("--backend", "auto"))
         except BuildError:
             return 2
-    out("backend: %s" % bld.backend_label(backend, note))
+    if note and note != "no GPU found":  # the driver names the backend; say why a present GPU is not used
+        out("note: %s, so this runs on the CPU simulator" % note)
 
     cmd = [str(binary), "--variant", variant.name]
     random_case = any(p.get(k) is not None for k in ("--seed", "--n", "--tpb"))
@@ -220,17 +222,20 @@ def cmd_run(root: Path, args: List[str]) -> int:
 # ------------------------------------------------------------------------------------- check
 
 class VariantResult:
-    def __init__(self, variant: Variant, verdict: str, cases_run: int, cases_total: int, seconds: float):
+    def __init__(self, variant: Variant, verdict: str, cases_run: int, cases_total: int, seconds: float,
+                 reason: str = ""):
         self.variant = variant
         self.verdict = verdict
+        self.reason = reason  # why it did not pass: a wrong answer, a race, or what the error was
         self.cases_run = cases_run
         self.cases_total = cases_total
         self.seconds = seconds
 
 
-def _progress(label: str, i: int, total: int, n: int, tpb: int) -> None:
+def _progress(label: str, i: int, total: int, n: int, tpb: int, since: Optional[float] = None) -> None:
     if stdout_is_tty():
-        sys.stdout.write("\r\033[K%s  case %d/%d  n=%d tpb=%d" % (label, i + 1, total, n, tpb))
+        elapsed = "  %s" % fmt_seconds(time.monotonic() - since) if since is not None else ""
+        sys.stdout.write("\r\033[K%s  case %d/%d  n=%d tpb=%d%s" % (label, i + 1, total, n, tpb, elapsed))
         sys.stdout.flush()
 
 
@@ -250,7 +255,7 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
     failure = None
     ran = 0
     for i, (n, tpb) in enumerate(cases):
-        _progress(variant.label, i, len(cases), n, tpb)
+        _progress(variant.label, i, len(cases), n, tpb, start)
         case = ["--variant", variant.name, "--n", str(n), "--tpb", str(tpb), "--seed", str(seed + i)]
         outcome = run_driver([str(binary)] + case, timeout)
         ran += 1
@@ -264,8 +269,10 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
         return VariantResult(variant, PASS, ran, len(cases), seconds)
     i, n, tpb, case_seed, outcome = failure
     kind = ERROR if outcome.kind == USAGE else outcome.kind
+    # For errors, name what happened: a crash, a deadlock, an endless loop, a time-out ...
+    reason = explain(outcome) if outcome.kind == ERROR else outcome.detail
     out("%s %s: %s (%s) at case %d of %d: n=%d tpb=%d seed=%d"
-        % (mark(False), variant.label, kind, outcome.detail, i + 1, len(cases), n, tpb, case_seed))
+        % (mark(False), variant.label, kind, reason, i + 1, len(cases), n, tpb, case_seed))
     replay = [PROG, "run", variant.puzzle, variant.flag, "--n", str(n), "--tpb", str(tpb),
               "--seed", str(case_seed)] + replay_flags
     out("    replay: %s" % " ".join(replay))
@@ -275,7 +282,8 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
     if hint:
         out("    " + hint)
     verdict = "usage" if outcome.kind == USAGE else kind
-    return VariantResult(variant, verdict, ran, len(cases), seconds)
+    return VariantResult(variant, verdict, ran, len(cases), seconds,
+                         "%s (n=%d tpb=%d seed=%d)" % (reason, n, tpb, case_seed))
 
 
 def cmd_check(root: Path, args: List[str]) -> int:
@@ -324,9 +332,11 @@ def cmd_check(root: Path, args: List[str]) -> int:
                 return 2
             except BuildError:
                 build_failed = True
+                reason = _build_error_reason(root, puzzle, solution, started)
                 for v in variants:
-                    out("%s %s: does not build" % (mark(False), v.label))
-                    results.append(VariantResult(v, "build error", 0, 0, 0.0))
+                    out("%s %s: does not build%s" % (mark(False), v.label,
+                                                     "" if reason == "does not build" else " (%s)" % reason))
+                    results.append(VariantResult(v, ERROR, 0, 0, 0.0, reason))
                 continue
         out("%s: %s; backend: %s" % (puzzle.name, puzzle.title, bld.backend_label(backend, note)))
         flags = _run_flags(solution, backend, binary_opt)
@@ -336,13 +346,27 @@ def cmd_check(root: Path, args: List[str]) -> int:
     total = time.monotonic() - started
     out("")
     rows = [(r.variant.label, r.verdict, "%d/%d" % (r.cases_run, r.cases_total) if r.cases_total else "-",
-             "%.1f" % r.seconds) for r in results]
-    out(table(rows, header=("variant", "verdict", "cases", "seconds")))
+             "%.1f" % r.seconds, r.reason) for r in results]
+    out(table(rows, header=("variant", "verdict", "cases", "seconds", "reason")))
     passed = sum(1 for r in results if r.verdict == PASS)
     out("%d of %d variants passed, total %s (seed %d)" % (passed, len(results), fmt_seconds(total), seed))
     if build_failed or any(r.verdict == "usage" for r in results):
         return 2
     return 0 if passed == len(results) else 1
+
+
+def _build_error_reason(root: Path, puzzle: Puzzle, solution: bool, since: float) -> str:
+    """'compile error at puzzles/p14/p14.cu:12' from the failed build's log, when it names one."""
+    source = puzzle.source(solution)
+    log = build_dir(root) / "last-build.log"
+    try:
+        if log.stat().st_mtime < time.time() - (time.monotonic() - since) - 1:
+            return "does not build"  # the log is from an earlier build: no compile step failed now
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "does not build"
+    where = first_error_location(text, root, source)
+    return "compile error at %s" % where if where else "compile error"
 
 
 # -------------------------------------------------------------------------------------- list

@@ -1,0 +1,246 @@
+"""Running untrusted learner programs for `grade`: time and memory limits, process groups, and
+the learner-facing reason of an error (shared with `check`).
+
+A driver run is a subprocess in its own session (a timeout kills the whole group) with
+RLIMIT_AS (address space) and RLIMIT_CORE set in preexec_fn. The simulator maps fiber stacks and
+guard pages with MAP_NORESERVE; they still count towards RLIMIT_AS, about 140 MiB of address
+space per simulator worker thread for a 1024-thread block, so `grade` caps the worker count
+(CUDASIM_WORKERS) and glibc's malloc arenas (MALLOC_ARENA_MAX) to keep a 4 GiB limit generous.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from typing import Dict, List, Optional, Tuple
+
+from . import build as bld
+from .driver import ERROR, RACE, Outcome, parse_result_line, relevant_lines
+
+MAX_KEPT_LINES = 4000
+MAX_LINE_BYTES = 1 << 16
+
+# ------------------------------------------------------------------------------ limits
+
+try:  # POSIX only; on other systems the memory limit is not applied (documented)
+    import resource
+except ImportError:  # pragma: no cover
+    resource = None
+
+
+def memory_limit_supported() -> bool:
+    return resource is not None and hasattr(resource, "RLIMIT_AS")
+
+
+def parse_memory(text: str) -> Optional[int]:
+    """'4096' (MiB), '4G', '512M', '0'/'none'/'off' (no limit) -> bytes or None."""
+    t = str(text).strip().lower()
+    if t in ("0", "none", "off", "unlimited"):
+        return None
+    m = re.match(r"^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$", t)
+    if not m:
+        raise ValueError(text)
+    value = float(m.group(1))
+    unit = {"": 1 << 20, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2)]
+    size = int(value * unit)
+    if size < (1 << 20):
+        raise ValueError(text)
+    return size
+
+
+def format_memory(limit: Optional[int]) -> str:
+    if limit is None:
+        return "no memory limit"
+    if limit % (1 << 30) == 0:
+        return "%d GiB" % (limit >> 30)
+    return "%d MiB" % (limit >> 20)
+
+
+def _limiter(memory: Optional[int]):
+    def apply():  # runs in the child between fork and exec: keep it minimal
+        if resource is None:
+            return
+        try:
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        except (ValueError, OSError):
+            pass
+        if memory is not None and hasattr(resource, "RLIMIT_AS"):
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    return apply
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:  # pragma: no cover
+            proc.kill()
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def run_limited(cmd: List[str], timeout: float, memory: Optional[int] = None,
+                env: Optional[Dict[str, str]] = None, cwd=None) -> Outcome:
+    """Run one driver command like driver.run_driver, with a memory limit and an environment.
+
+    Output lines are capped (MAX_LINE_BYTES each, the last MAX_KEPT_LINES kept) so a program
+    that floods its output cannot exhaust the grader's memory.
+    """
+    start = time.monotonic()
+    kwargs = {}
+    if os.name == "posix":
+        kwargs["start_new_session"] = True
+        kwargs["preexec_fn"] = _limiter(memory)
+    try:
+        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, cwd=None if cwd is None else str(cwd), env=env, **kwargs)
+    except OSError as e:
+        outcome = Outcome(list(map(str, cmd)), 127, ["cannot start %s: %s" % (cmd[0], e)], None, False, 0.0)
+        outcome.kind, outcome.reason = ERROR, "could not start the program"
+        return outcome
+
+    kept = collections.deque(maxlen=MAX_KEPT_LINES)
+    results = []
+
+    def reader():
+        for raw in iter(lambda: proc.stdout.readline(MAX_LINE_BYTES), b""):
+            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            text, data = parse_result_line(text)
+            if data is not None:
+                results.append(data)
+                if not text.strip():
+                    continue
+            kept.append(text)
+        proc.stdout.close()
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc)
+        proc.wait()
+    except BaseException:
+        _kill_group(proc)
+        proc.wait()
+        raise
+    # A grandchild that kept the pipe open (e.g. a forked process) must not hang the grader.
+    _kill_group(proc)
+    thread.join(timeout=5)
+    return Outcome(list(map(str, cmd)), proc.returncode, list(kept), results[-1] if results else None,
+                   timed_out, time.monotonic() - start)
+
+
+def run_capture(cmd: List[str], timeout: float, cwd=None, env=None) -> Tuple[int, str, bool]:
+    """(returncode, merged output, timed_out) for a build step; the process group is killed on timeout."""
+    kwargs = {"start_new_session": True} if os.name == "posix" else {}
+    try:
+        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, cwd=None if cwd is None else str(cwd), env=env, **kwargs)
+    except OSError as e:
+        return 127, "cannot run %s: %s" % (cmd[0], e), False
+    try:
+        data, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, data.decode("utf-8", errors="replace"), False
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        data, _ = proc.communicate()
+        return -9, data.decode("utf-8", errors="replace"), True
+    except BaseException:
+        _kill_group(proc)
+        raise
+
+
+# ------------------------------------------------------------------------------ reasons
+
+# The simulator reports a kernel error as one "cudasim: error: <message>" line (plus details);
+# the harness reports failed CUDA calls as "error: <what> failed at ...". Ordered: first match wins.
+SIM_REASONS = [
+    (re.compile(r"^deadlock in\b"), "deadlock"),
+    (re.compile(r"^barrier divergence in\b"), "barrier divergence"),
+    (re.compile(r"^runaway thread in\b"), "endless loop (a thread never reached a barrier)"),
+    (re.compile(r"^race in\b"), "race reported by the simulator"),
+    (re.compile(r"stack overflow"), "stack overflow"),
+    (re.compile(r"null pointer dereference"), "crash: null pointer dereference"),
+    (re.compile(r"use after free"), "crash: use after free"),
+    (re.compile(r"out of bounds|out-of-bounds"), "out-of-bounds access"),
+    (re.compile(r"^crash in host code"), "crash in host code"),
+    (re.compile(r"^crash in\b"), "crash: invalid memory access"),
+    (re.compile(r"arithmetic error"), "crash: arithmetic error (division by zero?)"),
+    (re.compile(r"out of memory"), "out of memory"),
+    (re.compile(r"used outside a kernel"), "device code called from host code"),
+]
+SIM_ERROR = re.compile(r"^\s*cudasim: error: (.*)$")
+HARNESS_ERROR = re.compile(r"^\s*error: (.*?)(?: failed at | a kernel launch or a kernel failed)")
+OOM_TEXT = re.compile(r"std::bad_alloc|out of memory|cannot allocate memory|MemoryAllocation", re.I)
+
+
+def simulator_reason(lines: List[str]) -> Optional[str]:
+    """A short name for the first simulator/harness diagnostic in the output, or None."""
+    for line in lines:
+        m = SIM_ERROR.match(line)
+        if m:
+            message = m.group(1)
+            for pattern, reason in SIM_REASONS:
+                if pattern.search(message):
+                    return reason
+            return "kernel error: " + shorten(message, 60)
+    for line in lines:
+        if "a kernel launch or a kernel failed" in line:
+            return "kernel launch failed"
+        m = HARNESS_ERROR.match(line)
+        if m:
+            return "CUDA call failed: " + shorten(m.group(1), 40)
+    return None
+
+
+def shorten(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3].rstrip() + "..."
+
+
+def explain(outcome: Outcome, timeout: Optional[float] = None, memory: Optional[int] = None) -> str:
+    """The reason of a verdict, naming what went wrong: for errors a crash, a deadlock, an
+    endless loop, a time-out or running out of memory; for races and wrong answers the
+    driver's own reason."""
+    if outcome.timed_out:
+        return "timed out" if timeout is None else "timed out after %g s" % timeout
+    if outcome.kind == RACE:
+        return outcome.detail
+    if outcome.kind != ERROR:
+        return outcome.reason
+    oom = memory is not None and any(OOM_TEXT.search(l) for l in outcome.lines)
+    if oom:
+        return "out of memory (limit %s)" % format_memory(memory)
+    if outcome.reason == "kernel error":
+        return simulator_reason(outcome.lines) or outcome.reason
+    return outcome.reason
+
+
+def excerpt(lines: List[str], replace: Optional[Dict[str, str]] = None, limit: int = 20,
+            max_chars: int = 4000) -> str:
+    """The diagnostic part of a failing run's output (relevant_lines), paths made relative."""
+    picked = relevant_lines(lines, limit)
+    text = "\n".join(picked)
+    for old, new in (replace or {}).items():
+        if old:
+            text = text.replace(old, new)
+    if len(text) > max_chars:
+        text = text[:max_chars - 20].rstrip() + "\n... (truncated)"
+    return text
+
+
+def first_error_location(text: str, root, source: str) -> Optional[str]:
+    """'puzzles/p14/p14.cu:12' for the first compiler error in the learner's file, or None."""
+    for line in text.splitlines():
+        m = bld.GCC_DIAG.match(line) or bld.NVCC_DIAG.match(line)
+        if m and "error" in m.group("kind") and bld._mentions(m.group("file"), source, root):
+            return "%s:%s" % (source, m.group("line"))
+    return None

@@ -1,0 +1,788 @@
+"""Tests for `grade` (scripts/puzzlelib/grade*.py) and the instructor kit.
+
+The fixture submissions (tests/fixtures/grade/, see its README) are overlays applied to a
+temporary copy of this repository without solutions/, as a student's repository is. Every test
+that builds shares one work directory (--work-dir), so the simulator and the harness compile
+once and each fixture recompiles only its p14.cu. Most tests grade p14 or some of its variants.
+"""
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_cli
+
+from puzzlelib import grade as gmod
+from puzzlelib import grade_integrity as gi
+from puzzlelib import grade_report as gr
+from puzzlelib import grade_run
+from puzzlelib.driver import Outcome
+
+FIXTURES = REPO / "tests" / "fixtures" / "grade"
+SCHEMA = json.loads((REPO / "docs" / "grading-schema.json").read_text(encoding="utf-8"))
+WORKFLOW = REPO / ".github" / "workflows" / "grade.yml"
+P14_VARIANTS = ["naive", "simple", "double-buffer", "brent-kung", "complete"]
+
+
+def needs_toolchain():
+    if not shutil.which("cmake") or not any(shutil.which(c) for c in ("c++", "g++", "clang++")):
+        pytest.skip("needs cmake and a C++ compiler")
+    if not (REPO / "puzzles" / "p14" / "puzzle.json").is_file():
+        pytest.skip("needs puzzles/p14")
+
+
+def copy_repo(dest: Path) -> Path:
+    """The repository as a student has it: no .git, build trees or solutions/."""
+    def ignore(directory, names):
+        skipped = {n for n in names if n in ("__pycache__", ".pytest_cache", ".pixi")}
+        if Path(directory).resolve() == REPO:
+            skipped |= {n for n in names if n in (".git", "solutions", "grade-results") or n.startswith("build")}
+        return skipped
+    shutil.copytree(str(REPO), str(dest), ignore=ignore)
+    return dest
+
+
+def make_submission(name: str, dest: Path) -> Path:
+    """tests/fixtures/grade/<name> applied to a copy of the repository."""
+    tree = copy_repo(dest)
+    fixture = FIXTURES / name
+    meta = {}
+    if (fixture / "fixture.json").is_file():
+        meta = json.loads((fixture / "fixture.json").read_text(encoding="utf-8"))
+    if meta.get("solutions"):
+        for solution in (REPO / "solutions").glob("*/*.cu"):
+            shutil.copyfile(str(solution), str(tree / "puzzles" / solution.parent.name / solution.name))
+    for path in fixture.rglob("*"):
+        if path.is_file() and path.name != "fixture.json":
+            target = tree / path.relative_to(fixture)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(str(path), str(target))
+    for rel, text in meta.get("append", {}).items():
+        with open(str(tree / rel), "a", encoding="utf-8") as f:
+            f.write(text)
+    return tree
+
+
+@pytest.fixture(scope="session")
+def grade_work(tmp_path_factory):
+    return tmp_path_factory.mktemp("grade-work")
+
+
+@pytest.fixture
+def fresh_manifest(tmp_path):
+    """A manifest of the repository as it is now (the committed one is checked separately, by
+    test_committed_manifest_is_current, so these tests do not depend on it being current)."""
+    path = tmp_path / "protected.sha256"
+    gi.write_manifest(REPO, path)
+    return path
+
+
+def grade(tree, *args, work=None, env=None, timeout=600):
+    """Run `grade` on a tree; returns (CliResult, report dict or None, junit root or None)."""
+    out_dir = Path(str(tree) + "-reports")
+    out_dir.mkdir(exist_ok=True)
+    json_path, junit_path = out_dir / "report.json", out_dir / "report.xml"
+    for p in (json_path, junit_path):
+        if p.exists():
+            p.unlink()
+    argv = ["grade", "--tree", tree, "--json", json_path, "--junit", junit_path] + list(args)
+    if work is not None:
+        argv += ["--work-dir", work]
+    r = run_cli(*argv, env=env, timeout=timeout)
+    report = json.loads(json_path.read_text()) if json_path.exists() else None
+    junit = ET.parse(str(junit_path)).getroot() if junit_path.exists() else None
+    if report is not None:
+        gr.validate(report, SCHEMA)
+    return r, report, junit
+
+
+def verdicts(report):
+    return {v["variant"]: v["verdict"] for v in report["variants"]}
+
+
+def reasons(report):
+    return {v["variant"]: v["reason"] for v in report["variants"]}
+
+
+def p14_points():
+    points = gr.Points.load(REPO / "grading" / "points.json")
+    return {v: points.of("p14", v) for v in P14_VARIANTS}
+
+
+def junit_cases(root):
+    return {case.get("name"): case for case in root.iter("testcase")}
+
+
+# ------------------------------------------------------------------------------ fixture submissions
+
+def test_solved_tree_passes_everything(tmp_path, grade_work, fresh_manifest):
+    needs_toolchain()
+    tree = make_submission("solved", tmp_path / "solved")
+    assert not (tree / "solutions").exists()
+    r, report, junit = grade(tree, "p14", "--seed", "101", "--manifest", fresh_manifest, work=grade_work)
+    assert r.returncode == 0, r
+    assert verdicts(report) == {v: "pass" for v in P14_VARIANTS}
+    points = p14_points()
+    assert report["score"] == {"points": sum(points.values()), "max_points": sum(points.values()), "percent": 100.0}
+    assert {v["variant"]: v["points"] for v in report["variants"]} == points
+    assert report["passed"] is True and report["mode"] == "manifest"
+    assert report["integrity"]["status"] == "ok" and report["integrity"]["modified"] == []
+    assert report["limits"]["memory_mib"] == 4096  # the default limit leaves the solutions room
+    assert report["seed"] == 101 and report["only"] == "p14"
+    assert report["review"] == []  # a solution only adds code inside the FILL ME IN regions
+    for v in report["variants"]:
+        assert v["cases_run"] == v["cases_total"] > 5 and v["failing_case"] is None
+    complete = next(v for v in report["variants"] if v["variant"] == "complete")
+    assert complete["cases_total"] >= 30  # every block size, edge sizes, extra cases, a large one
+    # human output
+    assert "seed: 101 (replay: python3 scripts/puzzle.py grade --seed 101" in r.stdout
+    assert re.search(r"^score: %d/%d points \(100\.0%%\), 5 of 5 variants passed" % (
+        sum(points.values()), sum(points.values())), r.stdout, re.M)
+    for v in P14_VARIANTS:
+        assert re.search(r"^p14 --%s\s+pass\s+%d/%d" % (v, points[v], points[v]), r.stdout, re.M)
+    # JUnit
+    assert junit.tag == "testsuites" and junit.get("tests") == "5" and junit.get("failures") == "0"
+    cases = junit_cases(junit)
+    assert sorted(cases) == sorted("p14 --%s" % v for v in P14_VARIANTS)
+    assert all(len(list(c)) == 1 and c[0].tag == "system-out" for c in cases.values())
+
+
+def test_untouched_tree_fails_every_variant(tmp_path, grade_work, fresh_manifest):
+    needs_toolchain()
+    tree = make_submission("untouched", tmp_path / "untouched")
+    r, report, junit = grade(tree, "p14", "--seed", "5", "--manifest", fresh_manifest, work=grade_work)
+    assert r.returncode == 1, r
+    assert verdicts(report) == {v: "fail" for v in P14_VARIANTS}
+    assert set(reasons(report).values()) == {"wrong answer"}
+    assert report["score"]["points"] == 0 and report["passed"] is False
+    assert report["counts"]["fail"] == 5
+    for v in report["variants"]:
+        fc = v["failing_case"]
+        assert fc["index"] == 1 and fc["n"] == 1
+        assert fc["replay"] == "python3 scripts/puzzle.py run p14 --%s --n 1 --tpb %d --seed %d --backend cpu" % (
+            v["variant"], fc["tpb"], fc["seed"])
+        assert "mismatch" in v["diagnostic"]
+    assert report["review"] == []  # the skeleton itself
+    assert junit.get("failures") == "5" and junit.get("errors") == "0"
+    failure = junit_cases(junit)["p14 --simple"].find("failure")
+    assert failure.get("type") == "fail" and failure.get("message").startswith("fail: wrong answer (n=1 tpb=")
+
+
+def test_report_only_exits_0(tmp_path, grade_work, fresh_manifest):
+    needs_toolchain()
+    tree = make_submission("untouched", tmp_path / "untouched")
+    r, report, _ = grade(tree, "p14", "--simple", "--report-only", "--manifest", fresh_manifest, work=grade_work)
+    assert r.returncode == 0, r
+    assert verdicts(report) == {"simple": "fail"}
+
+
+def test_crashing_kernel(tmp_path, grade_work, fresh_manifest):
+    needs_toolchain()
+    tree = make_submission("crash", tmp_path / "crash")
+    r, report, junit = grade(tree, "--only", "p14:simple,p14:naive", "--seed", "3", "--manifest", fresh_manifest,
+                             work=grade_work)
+    assert r.returncode == 1, r
+    assert verdicts(report) == {"naive": "error", "simple": "error"}
+    assert reasons(report) == {"naive": "crashed (SIGABRT)", "simple": "crash: null pointer dereference"}
+    simple = next(v for v in report["variants"] if v["variant"] == "simple")
+    assert "null pointer dereference" in simple["diagnostic"]
+    assert "puzzles/p14/p14.cu:" in simple["diagnostic"] and str(grade_work) not in simple["diagnostic"]
+    assert junit.get("errors") == "2"
+    assert junit_cases(junit)["p14 --naive"].find("error").get("type") == "error"
+    assert any(n["kind"] == "suspicious" and "abort" in n["text"] for n in report["review"])
+
+
+def test_infinite_loops(tmp_path, grade_work, fresh_manifest):
+    needs_toolchain()
+    tree = make_submission("infinite-loop", tmp_path / "loop")
+    start = time.monotonic()
+    r, report, _ = grade(tree, "--only", "p14:simple,p14:double-buffer", "--time-limit", "3",
+                         "--manifest", fresh_manifest, work=grade_work, env={"CUDASIM_STALL_SECONDS": "1"})
+    assert r.returncode == 1, r
+    assert verdicts(report) == {"simple": "error", "double-buffer": "error"}
+    assert reasons(report) == {"simple": "endless loop (a thread never reached a barrier)",
+                               "double-buffer": "timed out after 3 s"}
+    assert "runaway thread in kernel scan_stride_zero" in report["variants"][0]["diagnostic"]
+    assert report["variants"][1]["diagnostic"].startswith("stopped at the time limit of 3 s; ")
+    assert report["limits"]["stall_s"] == 1 and report["limits"]["time_s"] == 3
+    assert time.monotonic() - start < 120
+
+
+def test_deadlock(tmp_path, grade_work, fresh_manifest):
+    needs_toolchain()
+    tree = make_submission("deadlock", tmp_path / "deadlock")
+    r, report, _ = grade(tree, "p14", "--simple", "--manifest", fresh_manifest, work=grade_work)
+    assert r.returncode == 1, r
+    assert verdicts(report) == {"simple": "error"}
+    assert reasons(report) == {"simple": "deadlock"}
+    assert "deadlock in kernel scan_deadlock" in report["variants"][0]["diagnostic"]
+
+
+def other_puzzle_variant():
+    """pNN:VARIANT of a puzzle other than p14, to show one puzzle's failure does not stop another."""
+    from puzzlelib.puzzles import discover
+    others = [p for name, p in discover(REPO).items() if name != "p14"]
+    if not others:
+        return None
+    return "%s:%s" % (others[0].name, next(iter(others[0].variants)))
+
+
+def test_compile_error(tmp_path, grade_work, fresh_manifest):
+    needs_toolchain()
+    tree = make_submission("compile-error", tmp_path / "compile-error")
+    other = other_puzzle_variant()
+    only = "p14" + ("," + other if other else "")
+    r, report, junit = grade(tree, "--only", only, "--manifest", fresh_manifest, work=grade_work)
+    assert r.returncode == 1, r
+    if other:  # the other puzzle was built and run all the same
+        rows = [v for v in report["variants"] if v["puzzle"] == other.split(":")[0]]
+        assert len(rows) == 1 and rows[0]["verdict"] not in ("build-error", "tampered") and rows[0]["cases_run"] >= 1
+        report["variants"] = [v for v in report["variants"] if v["puzzle"] == "p14"]
+    assert verdicts(report) == {v: "build-error" for v in P14_VARIANTS}
+    assert set(reasons(report).values()) == {"compile error at puzzles/p14/p14.cu:8"}
+    build = next(b for b in report["builds"] if b["puzzle"] == "p14")
+    assert build["ok"] is False
+    assert "puzzles/p14/p14.cu:8:" in build["diagnostic"] and str(grade_work) not in build["diagnostic"]
+    assert report["variants"][0]["cases_run"] == 0 and report["variants"][0]["failing_case"] is None
+    assert junit.find("testsuite[@name='p14']").get("errors") == "5"
+    assert "does not build (compile error at puzzles/p14/p14.cu:8)" in r.stdout
+
+
+def test_tampered_harness_is_refused(tmp_path, grade_work, fresh_manifest):
+    needs_toolchain()
+    tree = make_submission("tampered", tmp_path / "tampered")
+    r, report, junit = grade(tree, "p14", "--manifest", fresh_manifest, work=grade_work)
+    assert r.returncode == 1, r
+    assert verdicts(report) == {v: "tampered" for v in P14_VARIANTS}
+    assert report["integrity"]["status"] == "tampered"
+    assert report["integrity"]["modified"] == ["harness/src/harness.cpp"]
+    assert report["integrity"]["missing"] == []
+    assert report["score"]["points"] == 0 and report["passed"] is False
+    assert all("harness/src/harness.cpp" in v["reason"] for v in report["variants"])
+    assert report["builds"][0]["ok"] is False
+    assert "--pristine" in report["integrity"]["message"]
+    assert "TAMPERED" in r.stdout and "harness/src/harness.cpp" in r.stdout
+    assert junit_cases(junit)["p14 --simple"].find("error").get("type") == "tampered"
+
+
+def test_tampered_harness_is_ignored_with_pristine(tmp_path, grade_work):
+    needs_toolchain()
+    tree = make_submission("tampered", tmp_path / "tampered")
+    r, report, _ = grade(tree, "p14", "--simple", "--pristine", REPO, work=grade_work)
+    assert r.returncode == 0, r
+    assert verdicts(report) == {"simple": "pass"}
+    assert report["mode"] == "pristine" and report["pristine"] == str(REPO)
+    assert report["integrity"]["status"] == "ignored"
+    assert report["integrity"]["modified"] == ["harness/src/harness.cpp"]
+    staged = grade_work / "tree" / "harness" / "src" / "harness.cpp"
+    assert staged.read_bytes() == (REPO / "harness" / "src" / "harness.cpp").read_bytes()
+
+
+def test_hardcoded_show_output_fails_hidden_inputs(tmp_path, grade_work, fresh_manifest):
+    needs_toolchain()
+    tree = make_submission("hardcoded", tmp_path / "hardcoded")
+    r, report, _ = grade(tree, "p14", "--simple", "--manifest", fresh_manifest, work=grade_work)
+    assert r.returncode == 1, r
+    assert verdicts(report) == {"simple": "fail"}
+    # ... while the show input, which is all `run` prints, passes
+    binary = grade_work / "build" / "bin" / "p14_cpu"
+    show = subprocess.run([str(binary), "--variant", "simple", "--show", "--n", "8", "--tpb", "8"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    assert show.returncode == 0, show.stdout
+    assert '"verdict": "pass"' in show.stdout
+
+
+def test_race(tmp_path, grade_work, fresh_manifest):
+    needs_toolchain()
+    tree = make_submission("race", tmp_path / "race")
+    r, report, junit = grade(tree, "p14", "--simple", "--seed", "9", "--manifest", fresh_manifest, work=grade_work)
+    assert r.returncode == 1, r
+    assert verdicts(report) == {"simple": "race"}
+    assert reasons(report) == {"simple": "result depends on thread order"}
+    assert report["variants"][0]["failing_case"]["n"] > 1  # one element cannot race
+    assert "race in kernel scan_in_place" in report["variants"][0]["diagnostic"]
+    assert junit_cases(junit)["p14 --simple"].find("failure").get("type") == "race"
+
+
+def test_memory_limit(tmp_path, grade_work, fresh_manifest):
+    needs_toolchain()
+    if not grade_run.memory_limit_supported():
+        pytest.skip("RLIMIT_AS is not available here")
+    tree = make_submission("solved", tmp_path / "solved")
+    r, report, _ = grade(tree, "p14", "--complete", "--memory-limit", "48M", "--manifest", fresh_manifest,
+                         work=grade_work)
+    assert r.returncode == 1, r
+    assert verdicts(report) == {"complete": "error"}
+    assert reasons(report) == {"complete": "out of memory (limit 48 MiB)"}
+    assert report["limits"]["memory_mib"] == 48
+
+
+def test_seed_is_fresh_printed_and_replayable(tmp_path, grade_work, fresh_manifest):
+    needs_toolchain()
+    tree = make_submission("untouched", tmp_path / "untouched")
+    runs = [grade(tree, "p14", "--complete", "--manifest", fresh_manifest, work=grade_work) for _ in range(2)]
+    seeds = [report["seed"] for _, report, _ in runs]
+    assert seeds[0] != seeds[1]
+    for (r, report, _), seed in zip(runs, seeds):
+        assert "seed: %d (replay: " % seed in r.stdout
+    r, replayed, _ = grade(tree, "p14", "--complete", "--manifest", fresh_manifest, work=grade_work,
+                           env={gmod.SEED_ENV: str(seeds[0])})
+    assert replayed["seed"] == seeds[0]
+    assert replayed["variants"][0]["failing_case"] == runs[0][1]["variants"][0]["failing_case"]
+
+
+def test_works_without_solutions_and_uses_no_solution_file(tmp_path, grade_work):
+    """Grading compares with the CPU reference in the driver: the staged tree has no solutions/."""
+    needs_toolchain()
+    tree = make_submission("untouched", tmp_path / "untouched")
+    r, report, _ = grade(tree, "p14", "--naive", "--pristine", REPO, work=grade_work)
+    assert verdicts(report) == {"naive": "fail"}
+    assert not (grade_work / "tree" / "solutions").exists()
+    staged = sorted(p.relative_to(grade_work / "tree").as_posix() for p in (grade_work / "tree").rglob("*")
+                    if p.is_file())
+    assert all(gi.needed_for_build(p) for p in staged)
+    assert "puzzles/p14/p14.cu" in staged and "puzzles/p14/driver.cpp" in staged
+    assert not any(p.startswith("puzzles/") and p.endswith(".md") for p in staged)
+
+
+def test_batch_mode(tmp_path):
+    needs_toolchain()
+    subs = tmp_path / "submissions"
+    # alice: a full tree unpacked one level down, solved
+    make_submission("solved", subs / "alice" / "course-main")
+    # bob: only his learner file, which does not compile
+    (subs / "bob" / "puzzles" / "p14").mkdir(parents=True)
+    shutil.copyfile(str(FIXTURES / "compile-error" / "puzzles" / "p14" / "p14.cu"),
+                    str(subs / "bob" / "puzzles" / "p14" / "p14.cu"))
+    # carol: nothing at all
+    (subs / "carol").mkdir()
+    out_dir = tmp_path / "results"
+    r = run_cli("grade", "--submissions", subs, "--pristine", REPO, "--only", "p14:simple,p14:naive",
+                "--out", out_dir, "--seed", "11", "--junit", tmp_path / "batch.xml", timeout=900)
+    assert r.returncode == 1, r
+    with open(str(out_dir / "scores.csv"), newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["student", "p14 --naive", "p14 --simple", "total", "max_points", "percent", "problems"]
+    points = p14_points()
+    total = points["naive"] + points["simple"]
+    body = {row[0]: row for row in rows[1:]}
+    assert sorted(body) == ["alice", "bob", "carol"]
+    assert body["alice"][1:6] == [str(points["naive"]), str(points["simple"]), str(total), str(total), "100.0"]
+    assert body["bob"][1:6] == ["0", "0", "0", str(total), "0.0"]
+    assert "build-error (compile error at puzzles/p14/p14.cu:8)" in body["bob"][6]
+    assert "missing file puzzles/p14/p14.cu" in body["carol"][6]
+    for student in ("alice", "bob", "carol"):
+        report = json.loads((out_dir / (student + ".json")).read_text())
+        gr.validate(report, SCHEMA)
+        assert report["student"] == student and report["batch"] is True and report["seed"] == 11
+    alice = json.loads((out_dir / "alice.json").read_text())
+    assert verdicts(alice) == {"naive": "pass", "simple": "pass"}
+    assert alice["tree"].endswith("course-main")
+    bob = json.loads((out_dir / "bob.json").read_text())
+    assert verdicts(bob) == {"naive": "build-error", "simple": "build-error"}
+    assert bob["integrity"]["status"] == "ok"  # a submission of only learner files is fine
+    junit = ET.parse(str(tmp_path / "batch.xml")).getroot()
+    assert len(list(junit.iter("testcase"))) == 6
+    assert "alice: p14 --simple" in junit_cases(junit)
+
+
+# ------------------------------------------------------------------------------ the workflow template
+
+def yaml_steps(text):
+    """The job env and the steps of .github/workflows/grade.yml, read with a small reader for the
+    YAML the template uses (mappings, lists of mappings, `|` block scalars, plain and quoted
+    scalars). PyYAML, when installed, must read the same."""
+    lines = text.splitlines()
+
+    def scalar(value):
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            return value[1:-1]
+        return value
+
+    def indent_of(line):
+        return len(line) - len(line.lstrip(" "))
+
+    def block(i, parent_indent):
+        """Parse the mapping or list starting at line i (indented more than parent_indent)."""
+        result = None
+        while i < len(lines):
+            line = lines[i]
+            if not line.strip() or line.lstrip().startswith("#"):
+                i += 1
+                continue
+            ind = indent_of(line)
+            if ind <= parent_indent:
+                break
+            body = line.strip()
+            if body.startswith("- "):
+                result = [] if result is None else result
+                # a list item: its first key is on the dash line
+                item_indent = ind + 2
+                lines[i] = " " * item_indent + body[2:]
+                item, i = block(i, ind)
+                result.append(item)
+                continue
+            key, _, rest = body.partition(":")
+            result = {} if result is None else result
+            rest = rest.strip()
+            if rest in ("|", "|-"):
+                i += 1
+                chunk = []
+                while i < len(lines) and (not lines[i].strip() or indent_of(lines[i]) > ind):
+                    chunk.append(lines[i])
+                    i += 1
+                width = min(indent_of(l) for l in chunk if l.strip())
+                result[key] = "\n".join(l[width:] for l in chunk).rstrip("\n") + ("\n" if rest == "|" else "")
+            elif rest:
+                result[key] = scalar(rest)
+                i += 1
+            else:
+                value, i = block(i + 1, ind)
+                result[key] = value
+        return result, i
+
+    doc, _ = block(0, -1)
+    job = doc["jobs"]["grade"]
+    return job.get("env", {}), job["steps"]
+
+
+def test_workflow_template_structure():
+    env, steps = yaml_steps(WORKFLOW.read_text(encoding="utf-8"))
+    try:
+        import yaml
+    except ImportError:
+        yaml = None
+    if yaml is not None:
+        data = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+        assert data["jobs"]["grade"]["steps"] == steps
+        assert data["jobs"]["grade"]["env"] == env
+        assert data["jobs"]["grade"]["runs-on"] == "ubuntu-latest"  # CPU only
+    uses = [s.get("uses", "") for s in steps]
+    assert any(u.startswith("actions/checkout@") for u in uses)
+    assert any(u.startswith("actions/cache@") for u in uses)
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload.get("if", "").startswith("always()") and "grade-report.xml" in upload["with"]["path"]
+    install = next(s for s in steps if "apt-get install" in s.get("run", ""))
+    assert "cmake" in install["run"] and "g++" in install["run"]
+    grade_step = next(s for s in steps if "scripts/puzzle.py grade" in s.get("run", ""))
+    assert "--junit grade-report.xml" in grade_step["run"] and "--work-dir" in grade_step["run"]
+    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
+    assert cache["with"]["path"] == "~/.cache/puzzle-grade"
+    assert '"$HOME/.cache/puzzle-grade"' in grade_step["run"]
+
+
+def step_condition(expression, outputs, failed):
+    """GitHub's `if:` for the forms the template uses: always(), steps.ID.outputs.NAME == 'v',
+    joined with &&. Without always(), a step runs only when no earlier step failed."""
+    if not expression:
+        return not failed
+    result, forced = True, False
+    for term in [t.strip() for t in expression.split("&&")]:
+        m = re.match(r"^steps\.([\w-]+)\.outputs\.([\w-]+) == '([^']*)'$", term)
+        if term == "always()":
+            forced = True
+        elif m:
+            result = result and outputs.get(m.group(1), {}).get(m.group(2)) == m.group(3)
+        else:
+            raise AssertionError("the test's `if:` reader does not know %r" % term)
+    return result and (forced or not failed)
+
+
+def run_workflow(repo, tmp_path, env_overrides=None):
+    """Run the template's steps in order in `repo`, as GitHub runs them (bash -e; with pipefail
+    when `shell: bash`; step outputs through $GITHUB_OUTPUT; `if:` conditions). `uses:` steps are
+    GitHub actions (checkout, cache, upload) and the install step needs sudo and the network: those
+    are skipped. Returns the names of the steps that ran."""
+    env_job, steps = yaml_steps(WORKFLOW.read_text(encoding="utf-8"))
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = dict(os.environ)
+    env.pop("PUZZLES_ROOT", None)
+    env.update(env_job)
+    env.update({"HOME": str(home), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+                "GITHUB_WORKSPACE": str(repo), "CI": "true", "PYTHONIOENCODING": "utf-8"})
+    env.update(env_overrides or {})
+    ran, outputs, failed = [], {}, False
+    for number, step in enumerate(steps):
+        if not step_condition(step.get("if"), outputs, failed):
+            continue
+        if "uses" in step or "sudo " in step.get("run", ""):
+            continue
+        shell = ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c"] if step.get("shell") == "bash" \
+            else ["bash", "-e", "-c"]
+        output_file = tmp_path / ("github_output_%d" % number)
+        output_file.write_text("")
+        proc = subprocess.run(shell + [step["run"]], cwd=str(repo),
+                              env=dict(env, GITHUB_OUTPUT=str(output_file), **step.get("env", {})),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=900)
+        assert proc.returncode == 0, "step %r failed:\n%s" % (step.get("name"), proc.stdout)
+        if step.get("id"):
+            outputs[step["id"]] = dict(l.split("=", 1) for l in output_file.read_text().splitlines() if "=" in l)
+        ran.append(step.get("name"))
+    return ran
+
+
+def test_workflow_steps_pass_on_the_solved_fixture(tmp_path):
+    """The template's steps, run locally in order, pass on a solved class repository (a copy
+    without solutions/). By default the job grades p14 only (PUZZLES_GRADE_ONLY), to keep this test
+    fast and independent of puzzles still in progress; PUZZLES_TEST_WORKFLOW_ALL=1 grades all."""
+    needs_toolchain()
+    repo = make_submission("solved", tmp_path / "class-repo")
+    gi.write_manifest(repo)  # what the instructor does after setting up the class repository
+    overrides = {} if os.environ.get("PUZZLES_TEST_WORKFLOW_ALL") else {"PUZZLES_GRADE_ONLY": "p14"}
+    ran = run_workflow(repo, tmp_path, overrides)
+    assert ran == ["Is this a class repository?", "Grade", "Summary"]
+    junit = ET.parse(str(repo / "grade-report.xml")).getroot()
+    assert int(junit.get("tests")) >= 5 and junit.get("failures") == "0" and junit.get("errors") == "0"
+    report = json.loads((repo / "grade-report.json").read_text())
+    gr.validate(report, SCHEMA)
+    assert report["passed"] and report["mode"] == "manifest" and report["integrity"]["status"] == "ok"
+    assert "score:" in (tmp_path / "summary.md").read_text()
+    assert (tmp_path / "home" / ".cache" / "puzzle-grade" / "build" / "CMakeCache.txt").is_file()  # what CI caches
+
+
+def test_workflow_does_nothing_in_the_course_repository(tmp_path):
+    repo = tmp_path / "course"
+    (repo / "solutions").mkdir(parents=True)
+    assert run_workflow(repo, tmp_path) == ["Is this a class repository?"]
+
+
+# ------------------------------------------------------------------------------ the manifest
+
+def test_committed_manifest_is_current():
+    diff = gi.manifest_diff(REPO)
+    assert not diff, ("grading/protected.sha256 is out of date; run `python3 scripts/puzzle.py grade "
+                      "--update-manifest` and commit it:\n" + "\n".join(diff[:40]))
+
+
+def test_check_manifest_command(tmp_path):
+    root = tmp_path / "repo"
+    (root / "harness").mkdir(parents=True)
+    (root / "harness" / "a.cpp").write_text("int a;\n")
+    (root / "CMakeLists.txt").write_text("project(x)\n")
+    assert run_cli("grade", "--check-manifest", root=root).returncode == 1
+    r = run_cli("grade", "--update-manifest", root=root)
+    assert r.returncode == 0 and "2 protected files" in r.stdout
+    assert run_cli("grade", "--check-manifest", root=root).returncode == 0
+    (root / "harness" / "a.cpp").write_text("int b;\n")
+    r = run_cli("grade", "--check-manifest", root=root)
+    assert r.returncode == 1 and "harness/a.cpp" in r.stdout
+
+
+def test_protected_set():
+    for rel in ("CMakeLists.txt", "harness/cmake/Puzzle.cmake", "harness/src/harness.cpp", "scripts/puzzle.py",
+                "scripts/puzzlelib/grade.py", "puzzles/p14/driver.cpp", "puzzles/p14/puzzle.json",
+                "puzzles/p14/expected/simple.txt", "grading/points.json", ".github/workflows/grade.yml"):
+        assert gi.is_protected(rel), rel
+    for rel in ("puzzles/p14/p14.cu", "puzzles/p14/README.md", "puzzles/p14/README.ko.md", "solutions/p14/p14.cu",
+                "tests/python/test_grade.py", "README.md", "scripts/__pycache__/x.pyc", "grading/protected.sha256"):
+        assert not gi.is_protected(rel), rel
+    assert gi.scope("puzzles/p14/driver.cpp") == "p14" and gi.scope("harness/src/harness.cpp") == gi.ALL
+    files = gi.protected_files(REPO)
+    assert "harness/src/harness.cpp" in files and "puzzles/p14/driver.cpp" in files
+    assert not any("__pycache__" in f for f in files)
+
+
+def test_verify_manifest_scopes_and_line_endings(tmp_path):
+    root = tmp_path / "r"
+    for rel, text in {"harness/a.h": "a\nb\n", "puzzles/p1/driver.cpp": "d\n", "puzzles/p1/puzzle.json": "{}\n",
+                      "puzzles/p2/driver.cpp": "e\n", "puzzles/p2/puzzle.json": "{}\n"}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    entries = gi.read_manifest(gi.write_manifest(root, tmp_path / "m")[0])
+    assert gi.verify_manifest(root, entries).status == "ok"
+    (root / "harness" / "a.h").write_bytes(b"a\r\nb\r\n")  # a Windows checkout is not tampering
+    assert gi.verify_manifest(root, entries).status == "ok"
+    (root / "puzzles" / "p1" / "driver.cpp").write_text("cheat\n")
+    (root / "puzzles" / "p2" / "puzzle.json").unlink()
+    result = gi.verify_manifest(root, entries)
+    assert result.status == "tampered"
+    assert result.modified == ["puzzles/p1/driver.cpp"] and result.missing == ["puzzles/p2/puzzle.json"]
+    assert result.tampered_scopes() == {"p1": ["puzzles/p1/driver.cpp"], "p2": ["puzzles/p2/puzzle.json"]}
+    (root / "harness" / "a.h").write_text("x\n")
+    assert gi.ALL in gi.verify_manifest(root, entries).tampered_scopes()
+
+
+def test_sync_tree_keeps_unchanged_files(tmp_path):
+    dest = tmp_path / "t"
+    gi.sync_tree(dest, {"a/x.txt": b"1", "b.txt": b"2"})
+    before = (dest / "a" / "x.txt").stat().st_mtime_ns
+    time.sleep(0.01)
+    assert gi.sync_tree(dest, {"a/x.txt": b"1", "c.txt": b"3"}) == 1
+    assert (dest / "a" / "x.txt").stat().st_mtime_ns == before
+    assert not (dest / "b.txt").exists() and (dest / "c.txt").read_bytes() == b"3"
+
+
+# ------------------------------------------------------------------------------ units
+
+def test_review_notes():
+    skeleton = (REPO / "puzzles" / "p14" / "p14.cu").read_text()
+    solution = (REPO / "solutions" / "p14" / "p14.cu")
+    if solution.is_file():
+        assert gi.review_learner_file(solution.read_text(), skeleton, "puzzles/p14/p14.cu") == []
+    # a launcher that computes the answer on the host instead of launching the kernel
+    cheat = skeleton.replace(
+        "  prefix_sum_simple<<<1, tpb, tpb * sizeof(int)>>>(d_in, d_out, n);\n",
+        "  std::vector<int> h(n);\n  cudaMemcpy(h.data(), d_in, n * sizeof(int), cudaMemcpyDeviceToHost);\n"
+        "  for (int i = 1; i < n; ++i) h[i] += h[i - 1];\n"
+        "  cudaMemcpy(d_out, h.data(), n * sizeof(int), cudaMemcpyHostToDevice);\n")
+    assert cheat != skeleton
+    notes = gi.review_learner_file(cheat, skeleton, "puzzles/p14/p14.cu")
+    kinds = {n["kind"] for n in notes}
+    assert kinds == {"outside-fill", "suspicious"}, notes
+    assert any("replace skeleton code" in n["text"] for n in notes)
+    assert any("copies device data to the host" in n["text"] for n in notes)
+    forged = skeleton + '\nvoid x() { printf("RESULT {\\"verdict\\": \\"pass\\"}\\n"); _exit(0); }\n'
+    assert any("RESULT" in n["text"] for n in gi.review_learner_file(forged, skeleton, "f"))
+
+
+def fake_outcome(returncode, lines, result=None, timed_out=False):
+    return Outcome(["x"], returncode, lines, result, timed_out, 0.1)
+
+
+@pytest.mark.parametrize("message, reason", [
+    ("deadlock in kernel k (launched at a.cu:3): block 0 cannot make progress", "deadlock"),
+    ("barrier divergence in kernel k (launched at a.cu:3), block 0: threads wait at different barriers.",
+     "barrier divergence"),
+    ("runaway thread in kernel k: block 0, thread 3 has run for 5 s", "endless loop (a thread never reached a barrier)"),
+    ("crash in kernel k, block 0, thread 4: invalid access to element [4] of buffer #2 (1 x int, cudaMalloc at "
+     "h.h:56), which has 1 element: out of bounds.", "out-of-bounds access"),
+    ("crash in kernel k, block 0, thread 0: null pointer dereference.", "crash: null pointer dereference"),
+    ("crash in host code: invalid access to address 0x10, which is not in any device buffer.",
+     "crash in host code"),
+    ("the simulator could not allocate a thread stack (out of memory)", "out of memory"),
+    ("something new", "kernel error: something new"),
+])
+def test_error_reasons(message, reason):
+    outcome = fake_outcome(4, ["case: SIZE = 1", "cudasim: error: " + message], {"verdict": "error"})
+    assert grade_run.explain(outcome) == reason
+
+
+def test_error_reasons_other_kinds():
+    assert grade_run.explain(fake_outcome(None, [], timed_out=True), 7) == "timed out after 7 s"
+    assert grade_run.explain(fake_outcome(None, [], timed_out=True)) == "timed out"
+    assert grade_run.explain(fake_outcome(-6, ["terminate called after throwing an instance of 'std::bad_alloc'"]),
+                             memory=64 << 20) == "out of memory (limit 64 MiB)"
+    assert grade_run.explain(fake_outcome(-11, [])) == "crashed (SIGSEGV)"
+    assert grade_run.explain(fake_outcome(4, ["error: p14: a kernel launch or a kernel failed: x"],
+                                          {"verdict": "error"})) == "kernel launch failed"
+    assert grade_run.explain(fake_outcome(4, ["no diagnostic"], {"verdict": "error"})) == "kernel error"
+    assert grade_run.explain(fake_outcome(1, [], {"verdict": "fail"})) == "wrong answer"
+    assert grade_run.explain(fake_outcome(3, [], {"verdict": "race"})) == "result depends on thread order"
+
+
+FAKE_SIM = """\
+#!{python}
+import sys
+print("case: SIZE = 1, TPB = 8")
+print("cudasim: error: deadlock in kernel k (launched at puzzles/p99/p99.cu:3): block 0 cannot make progress",
+      file=sys.stderr)
+print('RESULT {{"verdict": "error", "variant": "simple", "n": 1, "tpb": 8, "seed": 1, "mismatches": -1}}')
+sys.exit(4)
+"""
+
+
+def test_check_names_the_error(cli, fixture_root, tmp_path):
+    binary = tmp_path / "fake_sim.py"
+    binary.write_text(FAKE_SIM.format(python=sys.executable))
+    binary.chmod(0o755)
+    r = cli("check", "p99", "--simple", "--seed", "1", "--binary", binary, root=fixture_root)
+    assert r.returncode == 1, r
+    assert re.search(r"^\S+ p99 --simple: error \(deadlock\) at case 1 of \d+: n=1 tpb=8 seed=1$", r.stdout, re.M)
+    assert re.search(r"^p99 --simple\s+error\s+1/\d+\s+[\d.]+\s+deadlock \(n=1 tpb=8 seed=1\)$", r.stdout, re.M)
+    assert "total" in r.stdout
+
+
+def test_run_limited_memory_limit():
+    if not grade_run.memory_limit_supported():
+        pytest.skip("RLIMIT_AS is not available here")
+    code = "x = bytearray(512 * 1024 * 1024); print('allocated')"
+    outcome = grade_run.run_limited([sys.executable, "-c", code], 60, 128 << 20)
+    assert outcome.returncode != 0 and "allocated" not in outcome.lines
+    assert any("MemoryError" in l for l in outcome.lines)
+    assert grade_run.run_limited([sys.executable, "-c", code], 60, None).lines == ["allocated"]
+
+
+def test_run_limited_kills_the_process_group():
+    code = ("import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
+            "time.sleep(60)")
+    start = time.monotonic()
+    outcome = grade_run.run_limited([sys.executable, "-c", code], 1, None)
+    assert outcome.timed_out and time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("text, value", [("4096", 4096 << 20), ("4G", 4 << 30), ("512M", 512 << 20), ("0", None),
+                                         ("none", None), ("1.5g", int(1.5 * (1 << 30)))])
+def test_parse_memory(text, value):
+    assert grade_run.parse_memory(text) == value
+
+
+def test_parse_memory_rejects():
+    for bad in ("lots", "-1", "10k"):
+        with pytest.raises(ValueError):
+            grade_run.parse_memory(bad)
+
+
+def test_case_seeds_are_stable_and_spread():
+    a = [gmod.case_seed(1, "p14", "simple", i) for i in range(50)]
+    assert a == [gmod.case_seed(1, "p14", "simple", i) for i in range(50)]
+    assert len(set(a)) == 50 and all(0 <= s < 2 ** 31 for s in a)
+    assert a != [gmod.case_seed(2, "p14", "simple", i) for i in range(50)]
+
+
+def test_points_config():
+    p = gr.Points({"default": 2, "puzzles": {"p14": {"simple": 5}, "p12": 3}}, "t")
+    assert p.of("p14", "simple") == 5 and p.of("p14", "naive") == 2 and p.of("p12", "x") == 3 and p.of("p9", "y") == 2
+    for bad in ({"puzzles": {"p14": {"simple": -1}}}, {"default": "1"}, {"points": {}}):
+        with pytest.raises(Exception):
+            gr.Points(bad, "t")
+    real = gr.Points.load(REPO / "grading" / "points.json")
+    from puzzlelib.puzzles import discover
+    assert real.unknown_names(discover(REPO)) == []
+
+
+def test_only_filter(fixture_root):
+    from puzzlelib.puzzles import discover
+    from puzzlelib.common import UsageError
+    puzzles = discover(fixture_root)
+    assert gmod.parse_only("p99:simple,p99:--multi-block,p98", puzzles) == {
+        "p99": ["simple", "multi-block"], "p98": None}
+    with pytest.raises(UsageError):
+        gmod.parse_only("p99:nope", puzzles)
+    with pytest.raises(UsageError):
+        gmod.parse_only("p7", puzzles)
+
+
+def test_schema_validator_rejects_bad_reports():
+    report = {"schema_version": 2}
+    with pytest.raises(gr.SchemaError):
+        gr.validate(report, SCHEMA)
+    with pytest.raises(gr.SchemaError):
+        gr.validate({"a": 1}, {"type": "object", "properties": {"a": {"type": "string"}}})
+    with pytest.raises(gr.SchemaError):
+        gr.validate(1, {"oneOf": []})  # unsupported keywords are refused, not ignored
+    gr.validate(None, {"anyOf": [{"type": "null"}, {"type": "integer"}]})
+
+
+def test_grade_usage_errors(cli, fixture_root):
+    assert cli("grade", "--help").returncode == 0
+    r = cli("grade", "--pristine", "/nonexistent-dir")
+    assert r.returncode == 2 and "does not look like the course repository" in r.output
+    r = cli("grade", "--memory-limit", "lots")
+    assert r.returncode == 2 and "--memory-limit" in r.output
+    r = cli("grade", "p14", "--simpel")
+    assert r.returncode == 2 and "did you mean --simple?" in r.output
+    r = cli("grade", "--manifest", fixture_root / "none.sha256")
+    assert r.returncode == 2 and "--update-manifest" in r.output
+    r = cli("grade", "--submissions", fixture_root / "none")
+    assert r.returncode == 2
