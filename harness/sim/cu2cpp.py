@@ -5,7 +5,7 @@ Only what C++ cannot express is rewritten, and every line keeps its number (a `#
 points diagnostics at the original file):
 
 * ``kernel<<<grid, block[, shmem[, stream]]>>>(args)`` becomes
-  ``::cudasim::launch([](auto... a) { kernel(a...); }, "kernel", __FILE__, __LINE__, grid, block,
+  ``::cudasim::launch([](auto&... a) { kernel(a...); }, "kernel", __FILE__, __LINE__, grid, block,
   shmem, stream)(args)``: the lambda lets a template kernel's arguments be deduced and default
   arguments apply, as with nvcc.
 * ``extern __shared__ T name[];`` becomes ``static ::cudasim::DynamicShared<T> name;`` at namespace
@@ -144,7 +144,7 @@ def find_launches(src, code):
         if not 2 <= len(config) <= 4:
             raise ValueError(f"line {src.count(chr(10), 0, start) + 1}: a launch takes <<<grid, block[, shared bytes[, stream]]>>>")
         name = re.sub(r"\s+", "", kexpr).replace('"', "")
-        call = f"[](auto... cudasim_arg) {{ {kexpr}(cudasim_arg...); }}"
+        call = f"[](auto&... cudasim_arg) {{ {kexpr}(cudasim_arg...); }}"
         text = f'::cudasim::launch({call}, "{name}", __FILE__, __LINE__,{",".join(config)})'
         edits.append(Edit(kstart, close + 3, text))
     return edits

@@ -174,7 +174,8 @@ RELEVANT_RE = re.compile(r"(?i)mismatch|error|race|diverg|deadlock|bound|barrier
 
 def relevant_lines(lines: List[str], limit: int = 20) -> List[str]:
     """The part of a failing case's output worth showing: diagnostics and mismatches."""
-    lines = [l for l in lines if l.strip()]
+    # The backend line is the same for every case; the summary already names the backend.
+    lines = [l for l in lines if l.strip() and not l.startswith("backend:")]
     if len(lines) <= limit:
         return lines
     picked = [l for l in lines if RELEVANT_RE.search(l)]

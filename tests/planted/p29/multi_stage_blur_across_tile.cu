@@ -1,7 +1,7 @@
 // planted: p29 --multi-stage
-// expect: race
-// match: race in kernel multi_stage_pipeline
-// why: stage 2 always averages 5 points and reads input_shared[-2], [-1], [256], [257], outside the tile; the simulator places blur_shared there, which stage 2 is writing meanwhile
+// expect: error
+// match: out-of-bounds access to shared memory: .* of __shared__ input_shared
+// why: stage 2 always averages 5 points and reads input_shared[-2], [-1], [256], [257], outside the tile
 // Puzzle 29: barrier-coordinated pipelines.
 //
 // In both kernels the threads of a block hand data to one another through shared memory, and a

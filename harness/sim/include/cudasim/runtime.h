@@ -204,14 +204,19 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
 
 template <class T>
 uintptr_t ptr_bits(const T& v) {
-  if constexpr (std::is_pointer<T>::value) return (uintptr_t)v; else return 0;
+  if constexpr (std::is_pointer<std::decay_t<T>>::value) {
+    std::decay_t<const T&> p = v;  // arrays decay to pointers, as when passed to a kernel
+    return (uintptr_t)p;
+  } else {
+    return 0;
+  }
 }
 
 template <class Tuple, size_t... I>
 int collect_ptrs(const Tuple& t, ArgCheck* out, std::index_sequence<I...>) {
   int n = 0;
   (void)std::initializer_list<int>{
-      (std::is_pointer<std::tuple_element_t<I, Tuple>>::value ? (out[n++] = ArgCheck{(const void*)ptr_bits(std::get<I>(t)), (int)I}, 0)
+      (std::is_pointer<std::decay_t<std::tuple_element_t<I, Tuple>>>::value ? (out[n++] = ArgCheck{(const void*)ptr_bits(std::get<I>(t)), (int)I}, 0)
                                                                : 0)...,
       0};
   (void)t;
@@ -233,17 +238,19 @@ struct KernelLaunch {
 
   template <class... A>
   void operator()(A&&... a) const {
-    using Tuple = std::tuple<std::decay_t<A>...>;
+    // References to the launch's arguments: a launch runs the whole grid before it returns, so
+    // they stay alive. Every thread's call converts them to the kernel's parameter types, which
+    // gives each thread its own copy of every parameter, as on the GPU.
+    using Refs = std::tuple<std::remove_reference_t<A>&...>;
     struct Payload {
       Call call;
-      Tuple args;
+      Refs args;
       static void run(const void* p) {
         const Payload& self = *static_cast<const Payload*>(p);
-        Tuple copy = self.args;  // each thread gets its own copy of every argument, as on the GPU
-        std::apply(self.call, std::move(copy));
+        std::apply(self.call, self.args);
       }
     };
-    const Payload payload{call, Tuple(std::forward<A>(a)...)};
+    const Payload payload{call, Refs(a...)};
     detail::ArgCheck ptrs[sizeof...(A) + 1];
     int n = detail::collect_ptrs(payload.args, ptrs, std::index_sequence_for<A...>{});
     detail::launch(site, grid, block, shmem, &Payload::run, &payload, ptrs, n);
