@@ -176,7 +176,9 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
                         "  Running the threads of each barrier interval in '%s' order and in '%s' order wrote different values:\n%s"
                         "  Some thread reads memory that another thread writes without a barrier between them (within a block: "
                         "separate the read and the write with __syncthreads(), or use a second buffer), or one block reads what "
-                        "another block writes in the same launch (split the work into two kernel launches).",
+                        "another block writes in the same launch (split the work into two kernel launches).\n"
+                        "  This includes threads of one warp: since Volta they do not run in lockstep, so the 2007 'volatile "
+                        "last warp' idiom is a race too; put __syncwarp() between its read and write, or use __shfl_down_sync().",
                         kernel_str(site).c_str(), schedule_name(o.schedules[0]), schedule_name(o.schedules[s]), diff.c_str())};
         report_kernel_error(e);
         return;
