@@ -240,7 +240,7 @@ def test_skeleton_leaves_only_fill_markers():
 
 # ---- planted bugs ---------------------------------------------------------------------------
 
-PLANTED = sorted((REPO / "tests" / "planted" / "p12").glob("*.cu"))
+PLANTED = sorted((REPO / "tests" / "planted" / "p12").glob("*.plant"))
 
 
 def test_planted_bugs_cover_the_required_cases():
@@ -266,9 +266,12 @@ def test_planted_header_is_well_formed(path):
     assert puzzle == "p12" and flag[2:] in VARIANTS
     assert fields["expect"] in ("fail", "race", "error")
     re.compile(fields["match"])
-    # One bug: the rest of the file is the solution with a small edit.
-    body = path.read_text(encoding="utf-8").splitlines()[4:]
-    sol = (REPO / "solutions" / "p12" / "p12.cu").read_text(encoding="utf-8").splitlines()
+    # One bug: a small edit of the solution.
+    sys.path.insert(0, str(REPO / "tests" / "planted"))
+    import plant
+    sol_text = (REPO / "solutions" / "p12" / "p12.cu").read_text(encoding="utf-8")
+    body = plant.apply(path.read_text(encoding="utf-8"), sol_text).splitlines()[4:]
+    sol = sol_text.splitlines()
     changed = [l for l in difflib.unified_diff(sol, body, lineterm="", n=0)
                if l[:1] in "+-" and not l.startswith(("+++", "---"))]
     assert 0 < len(changed) <= 16, changed  # the 2007 warp idiom replaces a whole function body

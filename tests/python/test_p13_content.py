@@ -12,6 +12,7 @@ import difflib
 import json
 import os
 import re
+import sys
 import subprocess
 from pathlib import Path
 
@@ -262,7 +263,7 @@ def test_skeleton_fails_cleanly(variant):
 
 # ---- planted bugs ---------------------------------------------------------------------------
 
-PLANTED = sorted((REPO / "tests" / "planted" / "p13").glob("*.cu"))
+PLANTED = sorted((REPO / "tests" / "planted" / "p13").glob("*.plant"))
 
 
 def test_planted_bugs_cover_the_required_cases():
@@ -282,9 +283,12 @@ def test_planted_header_is_well_formed(path):
     assert puzzle == "p13" and flag[2:] in VARIANTS
     assert fields["expect"] in ("fail", "race", "error")
     re.compile(fields["match"])
-    # One bug: the rest of the file is the solution with a small edit.
-    body = path.read_text(encoding="utf-8").splitlines()[4:]
-    sol = (REPO / "solutions" / "p13" / "p13.cu").read_text(encoding="utf-8").splitlines()
+    # One bug: a small edit of the solution.
+    sys.path.insert(0, str(REPO / "tests" / "planted"))
+    import plant
+    sol_text = (REPO / "solutions" / "p13" / "p13.cu").read_text(encoding="utf-8")
+    body = plant.apply(path.read_text(encoding="utf-8"), sol_text).splitlines()[4:]
+    sol = sol_text.splitlines()
     changed = [l for l in difflib.unified_diff(sol, body, lineterm="", n=0)
                if l[:1] in "+-" and not l.startswith(("+++", "---"))]
     assert 0 < len(changed) <= 4, changed

@@ -9,6 +9,7 @@ in bin/) and are skipped without it.
 import json
 import os
 import re
+import sys
 import subprocess
 from pathlib import Path
 
@@ -196,7 +197,7 @@ def test_skeleton_fails_cleanly(variant):
 
 # ---- planted bugs ---------------------------------------------------------------------------
 
-PLANTED = sorted((REPO / "tests" / "planted" / "p14").glob("*.cu"))
+PLANTED = sorted((REPO / "tests" / "planted" / "p14").glob("*.plant"))
 
 
 def test_planted_bugs_cover_the_required_cases():
@@ -216,9 +217,12 @@ def test_planted_header_is_well_formed(path):
     assert puzzle == "p14" and flag[2:] in VARIANTS
     assert fields["expect"] in ("fail", "race", "error")
     re.compile(fields["match"])
-    # One bug: the rest of the file is the solution with a small edit.
-    body = path.read_text(encoding="utf-8").splitlines()[4:]
-    sol = (REPO / "solutions" / "p14" / "p14.cu").read_text(encoding="utf-8").splitlines()
+    # One bug: a small edit of the solution.
+    sys.path.insert(0, str(REPO / "tests" / "planted"))
+    import plant
+    sol_text = (REPO / "solutions" / "p14" / "p14.cu").read_text(encoding="utf-8")
+    body = plant.apply(path.read_text(encoding="utf-8"), sol_text).splitlines()[4:]
+    sol = sol_text.splitlines()
     import difflib
     changed = [l for l in difflib.unified_diff(sol, body, lineterm="", n=0)
                if l[:1] in "+-" and not l.startswith(("+++", "---"))]

@@ -13,6 +13,7 @@ import difflib
 import json
 import os
 import re
+import sys
 import subprocess
 import time
 from pathlib import Path
@@ -227,7 +228,7 @@ def test_skeleton_fails_cleanly(variant):
 
 # ---- planted bugs ---------------------------------------------------------------------------
 
-PLANTED = sorted((REPO / "tests" / "planted" / "p29").glob("*.cu"))
+PLANTED = sorted((REPO / "tests" / "planted" / "p29").glob("*.plant"))
 
 
 def planted_header(path):
@@ -241,7 +242,7 @@ def test_planted_bugs_cover_the_required_cases():
     names = {p.stem for p in PLANTED}
     assert {"multi_stage_no_barrier_1_2", "multi_stage_blur_across_tile", "multi_stage_smooth_from_input",
             "double_buffer_in_place", "double_buffer_skip_arrive"} <= names
-    skip = planted_header(REPO / "tests" / "planted" / "p29" / "double_buffer_skip_arrive.cu")
+    skip = planted_header(REPO / "tests" / "planted" / "p29" / "double_buffer_skip_arrive.plant")
     assert skip["expect"] == "error" and "deadlock" in skip["match"]
 
 
@@ -254,9 +255,12 @@ def test_planted_header_is_well_formed(path):
     assert path.stem.startswith(flag[2:].replace("-", "_") + "_")
     assert fields["expect"] in ("fail", "race", "error")
     re.compile(fields["match"])
-    # One bug: the rest of the file is the solution with a small edit.
-    body = path.read_text(encoding="utf-8").splitlines()[4:]
-    sol = (REPO / "solutions" / "p29" / "p29.cu").read_text(encoding="utf-8").splitlines()
+    # One bug: a small edit of the solution.
+    sys.path.insert(0, str(REPO / "tests" / "planted"))
+    import plant
+    sol_text = (REPO / "solutions" / "p29" / "p29.cu").read_text(encoding="utf-8")
+    body = plant.apply(path.read_text(encoding="utf-8"), sol_text).splitlines()[4:]
+    sol = sol_text.splitlines()
     changed = [l for l in difflib.unified_diff(sol, body, lineterm="", n=0)
                if l[:1] in "+-" and not l.startswith(("+++", "---"))]
     assert 0 < len(changed) <= 12, changed

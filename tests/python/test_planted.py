@@ -1,4 +1,4 @@
-"""Planted-bug learner files (tests/planted/<puzzle>/<name>.cu) must be rejected by `check`.
+"""Planted-bug learner files (tests/planted/<puzzle>/<name>.plant, edits of the solution) must be rejected by `check`.
 
 Each file starts with a header that says what it plants and how it must be caught:
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PLANTED = sorted((ROOT / "tests" / "planted").glob("*/*.cu"))
+PLANTED = sorted((ROOT / "tests" / "planted").glob("*/*.plant"))
 HEADER = re.compile(r"^//\s*(planted|expect|match|why):\s*(.*?)\s*$")
 
 
