@@ -21,6 +21,7 @@ Every puzzles/<name>/ that has a solutions/<name>/ is handled. Standard library 
 import argparse
 import re
 import sys
+import time
 from pathlib import Path
 
 FILL = re.compile(r"^\s*//\s*FILL ME IN\b(.*)$")
@@ -189,6 +190,11 @@ def main(argv=None):
                                 "  Edit the solution, not the skeleton, then run `python3 scripts/skeletons.py`."
                                 % (skel_name, sol_name, line, got.strip(), expected.strip()))
         else:
+            if have is not None:
+                # The skeleton may hold a learner's work: keep it before overwriting.
+                backup = skel.with_name("%s.bak-%s" % (skel.name, time.strftime("%Y%m%d-%H%M%S")))
+                write(backup, have)
+                print("kept the previous %s as %s" % (skel_name, backup.relative_to(root)))
             write(skel, want)
             print("wrote %s" % skel_name)
     for f in failures:

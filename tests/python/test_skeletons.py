@@ -186,3 +186,15 @@ def test_puzzle_without_solution_is_left_alone(root):
     assert rc == 0, out
     rc, out = skeletons(root=root)
     assert (root / "puzzles" / "p98" / "p98.cu").read_text() == "// hand-written\n"
+
+
+def test_regenerating_keeps_a_backup_of_the_learners_file(root):
+    skel = root / "puzzles" / "p99" / "p99.cu"
+    work = SKELETON.replace("// FILL ME IN (roughly 2 lines)", "// FILL ME IN (roughly 2 lines)\n  out[i] = a[i];  // mine")
+    skel.write_text(work, encoding="utf-8")
+    code, out = skeletons(root=root)
+    assert code == 0, out
+    assert skel.read_text(encoding="utf-8") == SKELETON
+    backups = list(skel.parent.glob("p99.cu.bak-*"))
+    assert len(backups) == 1 and backups[0].read_text(encoding="utf-8") == work
+    assert "kept the previous" in out
