@@ -16,13 +16,14 @@ in bin/) and are skipped without it.
 import difflib
 import importlib.util
 import json
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from driver_helpers import binary, result, run
 
 from conftest import run_cli
 
@@ -32,31 +33,8 @@ SPEC = json.loads((PUZZLE / "puzzle.json").read_text(encoding="utf-8"))
 VARIANTS = list(SPEC["variants"])
 SHOW_LINES = ("config:", "input:", "out:", "expected:")
 SEEDS = (1, 2)
-TIMEOUT = 120
 
 sys.path.insert(0, str(REPO / "scripts"))
-
-
-def binary(name):
-    build = os.environ.get("PUZZLES_BUILD_DIR")
-    if not build:
-        pytest.skip("set PUZZLES_BUILD_DIR to a build tree to run the p12 binaries")
-    path = Path(build) / "bin" / name
-    if not path.is_file():
-        pytest.skip("%s is not built (cmake --build %s --target %s)" % (path, build, name))
-    return path
-
-
-def run(binary_path, *args):
-    proc = subprocess.run([str(binary_path)] + [str(a) for a in args], cwd=str(REPO), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=TIMEOUT)
-    return proc.returncode, proc.stdout
-
-
-def result(output):
-    lines = [l for l in output.splitlines() if l.startswith("RESULT ")]
-    assert lines, "no RESULT line in:\n" + output
-    return json.loads(lines[-1][len("RESULT "):])
 
 
 def edge_sizes(variant):
@@ -325,6 +303,7 @@ def test_bench_is_listed_in_the_cli_usage():
 FAKE_BENCH = r'''#!{python}
 """Speaks the driver's --bench protocol with made-up times. CONFIG: {config!r}"""
 import json, sys
+
 CONFIG = {config!r}
 args = sys.argv[1:]
 if CONFIG.get("log"):

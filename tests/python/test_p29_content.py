@@ -11,14 +11,15 @@ with -DPUZZLES_TESTS=ON, the planted_p29_* binaries in bin/) and are skipped wit
 
 import difflib
 import json
-import os
 import re
 import sys
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
+
+from driver_helpers import binary, result, run
+
 
 REPO = Path(__file__).resolve().parents[2]
 PUZZLE = REPO / "puzzles" / "p29"
@@ -27,29 +28,6 @@ VARIANTS = list(SPEC["variants"])
 SHOW_LINES = ("config:", "input:", "out:", "expected:")
 NOTES_LINES = ("Input sample: 0.0 1.01 2.02", "Output sample: 1.6665002 2.3331003 3.3996604")
 SEEDS = (1, 2, 3)
-TIMEOUT = 120
-
-
-def binary(name):
-    build = os.environ.get("PUZZLES_BUILD_DIR")
-    if not build:
-        pytest.skip("set PUZZLES_BUILD_DIR to a build tree to run the p29 binaries")
-    path = Path(build) / "bin" / name
-    if not path.is_file():
-        pytest.skip("%s is not built (cmake --build %s --target %s)" % (path, build, name))
-    return path
-
-
-def run(binary_path, *args):
-    proc = subprocess.run([str(binary_path)] + [str(a) for a in args], cwd=str(REPO), stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=TIMEOUT)
-    return proc.returncode, proc.stdout
-
-
-def result(output):
-    lines = [l for l in output.splitlines() if l.startswith("RESULT ")]
-    assert lines, "no RESULT line in:\n" + output
-    return json.loads(lines[-1][len("RESULT "):])
 
 
 def show_args(variant):
