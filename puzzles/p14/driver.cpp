@@ -1,6 +1,8 @@
 // p14 driver: the input, the CPU reference and one run function per variant of puzzle.json.
 #include <cstdio>
+#include <memory>
 
+#include "harness/bench.h"
 #include "harness/harness.h"
 
 // The launchers in p14.cu.
@@ -41,6 +43,89 @@ int run(const harness::Case& c, Launcher launch, const char* name, Scan kind, ha
 }
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
+
+// ---- the benchmark (`p14_gpu --bench`): --complete next to cub::DeviceScan::InclusiveSum ----
+// Only --complete scales past one block; the single-block variants and the O(n^2) warm-up are
+// refused at benchmark sizes. A scan must read every element and write every result: 8n bytes.
+
+struct BenchInput {
+  long long n = 0;
+  uint64_t seed = 0;
+  std::vector<int> expected;
+  std::unique_ptr<harness::DeviceArray<int>> d_in;
+};
+
+std::shared_ptr<BenchInput> bench_input(const harness::Case& c) {
+  static std::shared_ptr<BenchInput> cached;  // one input per size, shared by every row
+  if (cached && cached->n == c.n && cached->seed == c.seed) return cached;
+  cached.reset();
+  auto b = std::make_shared<BenchInput>();
+  b->n = c.n;
+  b->seed = c.seed;
+  const auto host = harness::random_ints(c.n, c.seed, -9, 9);
+  b->expected = reference(host, kInclusive);
+  b->d_in.reset(new harness::DeviceArray<int>(host));
+  cached = b;
+  return b;
+}
+
+std::string compare(const harness::DeviceArray<int>& out, const std::vector<int>& expected) {
+  const auto got = out.download();
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != expected[i])
+      return "out[" + std::to_string(i) + "] = " + std::to_string(got[i]) + ", expected " + std::to_string(expected[i]);
+  return "";
+}
+
+harness::bench::Job scan_job(const harness::Case& c, Launcher launch) {
+  harness::bench::Job j;
+  j.bytes = 8.0 * double(c.n);
+  if (launch != p14_complete) {
+    j.refused = "one block, or O(n^2) work: only --complete takes benchmark sizes";
+    return j;
+  }
+  auto in = bench_input(c);
+  auto out = std::make_shared<harness::DeviceArray<int>>(size_t(c.n));
+  const int n = int(c.n), tpb = c.tpb;
+  j.launch = [in, out, launch, n, tpb] { launch(in->d_in->get(), out->get(), n, tpb); };
+  j.verify = [in, out] { return compare(*out, in->expected); };
+  return j;
+}
+
+harness::bench::Job cub_job(const harness::Case& c) {
+  harness::bench::Job j;
+  j.bytes = 8.0 * double(c.n);
+  auto in = bench_input(c);
+  auto out = std::make_shared<harness::DeviceArray<int>>(size_t(c.n));
+  size_t temp_bytes = 0;
+  harness::bench::cub_inclusive_sum(nullptr, temp_bytes, in->d_in->get(), out->get(), c.n);
+  auto temp = std::make_shared<harness::DeviceArray<char>>(temp_bytes);
+  j.launch = [in, out, temp, temp_bytes] {
+    size_t bytes = temp_bytes;
+    harness::bench::cub_inclusive_sum(temp->get(), bytes, in->d_in->get(), out->get(), in->n);
+  };
+  j.verify = [in, out] { return compare(*out, in->expected); };
+  return j;
+}
+
+const bool kBenchRegistered = [] {
+  harness::bench::Settings s;
+  s.base = "complete";
+  s.baseline_name = "cub";
+  s.baseline_label = "cub::DeviceScan::InclusiveSum";
+  if (harness::bench::cub_available()) s.baseline = cub_job;
+  harness::bench::configure(s);
+  const std::pair<const char*, Launcher> variants[] = {{"naive", p14_naive},
+                                                       {"simple", p14_simple},
+                                                       {"double-buffer", p14_double_buffer},
+                                                       {"brent-kung", p14_brent_kung},
+                                                       {"complete", p14_complete}};
+  for (const auto& v : variants) {
+    const Launcher launch = v.second;
+    harness::bench::add(v.first, [launch](const harness::Case& c) { return scan_job(c, launch); });
+  }
+  return true;
+}();
 
 }  // namespace
 
