@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
+#include "harness/bench.h"
 #include "harness/harness.h"
 
 // The launchers in p13.cu: d_result[0] = max(d_in[0 .. n)).
@@ -80,6 +82,79 @@ int run(const harness::Case& c, Launcher launch, const char* name) {
   harness::Config cfg = {{"SIZE", c.n}, {"TPB", c.tpb}, {"blocks", ceil_div(c.n, c.tpb)}, {"passes", passes}};
   return harness::finish(c, cfg, in, d_result.download(), std::vector<float>{reference(in)});
 }
+
+// ---- the benchmark (`p13_gpu --bench`): both variants next to cub::DeviceReduce::Max -------
+// A maximum reads every element once: 4n bytes. One mixed-sign input per size, shared by all rows.
+
+struct BenchInput {
+  long long n = 0;
+  uint64_t seed = 0;
+  float expected = 0;
+  std::unique_ptr<harness::DeviceArray<float>> d_in;
+};
+
+std::shared_ptr<BenchInput> bench_input(const harness::Case& c) {
+  static std::shared_ptr<BenchInput> cached;
+  if (cached && cached->n == c.n && cached->seed == c.seed) return cached;
+  cached.reset();  // free the previous size first
+  auto b = std::make_shared<BenchInput>();
+  b->n = c.n;
+  b->seed = c.seed;
+  const auto host = harness::random_floats(c.n, c.seed, -1000.0f, 1000.0f);
+  b->expected = reference(host);
+  b->d_in.reset(new harness::DeviceArray<float>(host));
+  cached = b;
+  return b;
+}
+
+std::string verify_max(const BenchInput& in, const harness::DeviceArray<float>& result) {
+  float got = 0;
+  if (cudaMemcpy(&got, result.get(), sizeof got, cudaMemcpyDeviceToHost) != cudaSuccess) return "could not read the result";
+  return got == in.expected ? "" : "got " + std::to_string(got) + ", expected " + std::to_string(in.expected);
+}
+
+harness::bench::Job max_job(const harness::Case& c, Launcher launch) {
+  harness::bench::Job j;
+  j.bytes = 4.0 * double(c.n);
+  if (c.tpb < 2 || (c.tpb & (c.tpb - 1))) {
+    j.refused = "tpb must be a power of two";
+    return j;
+  }
+  auto in = bench_input(c);
+  auto result = std::make_shared<harness::DeviceArray<float>>(1);
+  const int n = int(c.n), tpb = c.tpb;
+  j.launch = [in, result, launch, n, tpb] { launch(in->d_in->get(), result->get(), n, tpb); };
+  j.verify = [in, result] { return verify_max(*in, *result); };
+  return j;
+}
+
+harness::bench::Job cub_job(const harness::Case& c) {
+  harness::bench::Job j;
+  j.bytes = 4.0 * double(c.n);
+  auto in = bench_input(c);
+  auto result = std::make_shared<harness::DeviceArray<float>>(1);
+  size_t temp_bytes = 0;
+  harness::bench::cub_max(nullptr, temp_bytes, in->d_in->get(), result->get(), c.n);
+  auto temp = std::make_shared<harness::DeviceArray<char>>(temp_bytes);
+  j.launch = [in, result, temp, temp_bytes] {
+    size_t bytes = temp_bytes;
+    harness::bench::cub_max(temp->get(), bytes, in->d_in->get(), result->get(), in->n);
+  };
+  j.verify = [in, result] { return verify_max(*in, *result); };
+  return j;
+}
+
+const bool kBenchRegistered = [] {
+  harness::bench::Settings s;
+  s.base = "block";
+  s.baseline_name = "cub";
+  s.baseline_label = "cub::DeviceReduce::Max";
+  if (harness::bench::cub_available()) s.baseline = cub_job;
+  harness::bench::configure(s);
+  harness::bench::add("block", [](const harness::Case& c) { return max_job(c, p13_block); });
+  harness::bench::add("complete", [](const harness::Case& c) { return max_job(c, p13_complete); });
+  return true;
+}();
 
 }  // namespace
 
