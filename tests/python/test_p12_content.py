@@ -13,7 +13,6 @@ Tests that run binaries need PUZZLES_BUILD_DIR (a build tree with p12_solution_c
 in bin/) and are skipped without it.
 """
 
-import difflib
 import importlib.util
 import json
 import re
@@ -233,26 +232,6 @@ def test_planted_bugs_cover_the_required_cases():
     assert "volatile int* sdata" in volatile and "sdata[tid] += sdata[tid + 16];" in volatile
 
 
-@pytest.mark.parametrize("path", PLANTED, ids=[p.stem for p in PLANTED])
-def test_planted_header_is_well_formed(path):
-    head = path.read_text(encoding="utf-8").splitlines()[:4]
-    keys = [re.match(r"^// (\w+): (.+)$", l) for l in head]
-    assert all(keys), head
-    fields = {m.group(1): m.group(2) for m in keys}
-    assert list(fields) == ["planted", "expect", "match", "why"]
-    puzzle, flag = fields["planted"].split()
-    assert puzzle == "p12" and flag[2:] in VARIANTS
-    assert fields["expect"] in ("fail", "race", "error")
-    re.compile(fields["match"])
-    # One bug: a small edit of the solution.
-    sys.path.insert(0, str(REPO / "tests" / "planted"))
-    import plant
-    sol_text = (REPO / "solutions" / "p12" / "p12.cu").read_text(encoding="utf-8")
-    body = plant.apply(path.read_text(encoding="utf-8"), sol_text).splitlines()[4:]
-    sol = sol_text.splitlines()
-    changed = [l for l in difflib.unified_diff(sol, body, lineterm="", n=0)
-               if l[:1] in "+-" and not l.startswith(("+++", "---"))]
-    assert 0 < len(changed) <= 16, changed  # the 2007 warp idiom replaces a whole function body
 
 
 # ---- bench: needs a GPU -----------------------------------------------------------------------

@@ -8,10 +8,7 @@ Tests that run binaries need PUZZLES_BUILD_DIR (a build tree with p13_solution_c
 in bin/; the planted binaries when configured with -DPUZZLES_TESTS=ON) and are skipped without it.
 """
 
-import difflib
 import json
-import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -250,26 +247,6 @@ def test_planted_bugs_cover_the_required_cases():
             "block_tree_no_barrier", "complete_in_place"} <= names
 
 
-@pytest.mark.parametrize("path", PLANTED, ids=[p.stem for p in PLANTED])
-def test_planted_header_is_well_formed(path):
-    head = path.read_text(encoding="utf-8").splitlines()[:4]
-    keys = [re.match(r"^// (\w+): (.+)$", l) for l in head]
-    assert all(keys), head
-    fields = {m.group(1): m.group(2) for m in keys}
-    assert list(fields) == ["planted", "expect", "match", "why"]
-    puzzle, flag = fields["planted"].split()
-    assert puzzle == "p13" and flag[2:] in VARIANTS
-    assert fields["expect"] in ("fail", "race", "error")
-    re.compile(fields["match"])
-    # One bug: a small edit of the solution.
-    sys.path.insert(0, str(REPO / "tests" / "planted"))
-    import plant
-    sol_text = (REPO / "solutions" / "p13" / "p13.cu").read_text(encoding="utf-8")
-    body = plant.apply(path.read_text(encoding="utf-8"), sol_text).splitlines()[4:]
-    sol = sol_text.splitlines()
-    changed = [l for l in difflib.unified_diff(sol, body, lineterm="", n=0)
-               if l[:1] in "+-" and not l.startswith(("+++", "---"))]
-    assert 0 < len(changed) <= 4, changed
 
 
 def test_identity_zero_is_caught_only_by_all_negative_inputs():

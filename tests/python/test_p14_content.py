@@ -8,7 +8,6 @@ in bin/) and are skipped without it.
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -182,26 +181,3 @@ def test_planted_bugs_cover_the_required_cases():
     names = {p.stem for p in PLANTED}
     assert {"simple_no_read_write_split", "brent_kung_downsweep_no_barrier", "complete_prev_block_only",
             "simple_no_store_guard", "simple_barrier_in_if", "simple_hardcoded_show"} <= names
-
-
-@pytest.mark.parametrize("path", PLANTED, ids=[p.stem for p in PLANTED])
-def test_planted_header_is_well_formed(path):
-    head = path.read_text(encoding="utf-8").splitlines()[:4]
-    keys = [re.match(r"^// (\w+): (.+)$", l) for l in head]
-    assert all(keys), head
-    fields = {m.group(1): m.group(2) for m in keys}
-    assert list(fields) == ["planted", "expect", "match", "why"]
-    puzzle, flag = fields["planted"].split()
-    assert puzzle == "p14" and flag[2:] in VARIANTS
-    assert fields["expect"] in ("fail", "race", "error")
-    re.compile(fields["match"])
-    # One bug: a small edit of the solution.
-    sys.path.insert(0, str(REPO / "tests" / "planted"))
-    import plant
-    sol_text = (REPO / "solutions" / "p14" / "p14.cu").read_text(encoding="utf-8")
-    body = plant.apply(path.read_text(encoding="utf-8"), sol_text).splitlines()[4:]
-    sol = sol_text.splitlines()
-    import difflib
-    changed = [l for l in difflib.unified_diff(sol, body, lineterm="", n=0)
-               if l[:1] in "+-" and not l.startswith(("+++", "---"))]
-    assert 0 < len(changed) <= 12, changed

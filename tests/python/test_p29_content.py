@@ -9,10 +9,8 @@ Tests that run binaries need PUZZLES_BUILD_DIR (a build tree with p29_solution_c
 with -DPUZZLES_TESTS=ON, the planted_p29_* binaries in bin/) and are skipped without it.
 """
 
-import difflib
 import json
 import re
-import sys
 import time
 from pathlib import Path
 
@@ -222,26 +220,6 @@ def test_planted_bugs_cover_the_required_cases():
             "double_buffer_in_place", "double_buffer_skip_arrive"} <= names
     skip = planted_header(REPO / "tests" / "planted" / "p29" / "double_buffer_skip_arrive.plant")
     assert skip["expect"] == "error" and "deadlock" in skip["match"]
-
-
-@pytest.mark.parametrize("path", PLANTED, ids=[p.stem for p in PLANTED])
-def test_planted_header_is_well_formed(path):
-    fields = planted_header(path)
-    assert list(fields) == ["planted", "expect", "match", "why"]
-    puzzle, flag = fields["planted"].split()
-    assert puzzle == "p29" and flag[2:] in VARIANTS
-    assert path.stem.startswith(flag[2:].replace("-", "_") + "_")
-    assert fields["expect"] in ("fail", "race", "error")
-    re.compile(fields["match"])
-    # One bug: a small edit of the solution.
-    sys.path.insert(0, str(REPO / "tests" / "planted"))
-    import plant
-    sol_text = (REPO / "solutions" / "p29" / "p29.cu").read_text(encoding="utf-8")
-    body = plant.apply(path.read_text(encoding="utf-8"), sol_text).splitlines()[4:]
-    sol = sol_text.splitlines()
-    changed = [l for l in difflib.unified_diff(sol, body, lineterm="", n=0)
-               if l[:1] in "+-" and not l.startswith(("+++", "---"))]
-    assert 0 < len(changed) <= 12, changed
 
 
 @pytest.mark.parametrize("n,tpb", [(1, 8), (37, 32), (300, 256)])

@@ -9,6 +9,8 @@ Each file starts with a header that says what it plants and how it must be caugh
 
 CTest builds each file into build/bin/planted_<puzzle>_<name>_cpu (tests/CMakeLists.txt).
 """
+import difflib
+import json
 import os
 import re
 import subprocess
@@ -16,6 +18,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "planted"))
+import plant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = sorted((ROOT / "tests" / "planted").glob("*/*.plant"))
@@ -43,14 +48,24 @@ def test_there_are_planted_bugs_for_every_puzzle():
 
 
 @pytest.mark.parametrize("path", PLANTED, ids=lambda p: "%s/%s" % (p.parent.name, p.stem))
-def test_header_is_complete(path):
-    h = header(path)
-    for key in ("planted", "expect", "match", "why"):
-        assert key in h, "%s: missing '// %s:' header line" % (path, key)
+def test_planted_file_is_one_small_edit_with_a_complete_header(path):
+    keys = [HEADER.match(l) for l in path.read_text(encoding="utf-8").splitlines()[:4]]
+    assert all(keys), "%s: the first four lines must be the planted/expect/match/why header" % path
+    h = {m.group(1): m.group(2) for m in keys}
+    assert list(h) == ["planted", "expect", "match", "why"]
     assert h["expect"] in ("fail", "race", "error"), h["expect"]
     puzzle, flag = h["planted"].split()
-    assert puzzle == path.parent.name and flag.startswith("--")
+    assert puzzle == path.parent.name
+    declared = json.loads((ROOT / "puzzles" / puzzle / "puzzle.json").read_text(encoding="utf-8"))["variants"]
+    assert flag.startswith("--") and flag[2:] in declared, "%s is not a variant of %s" % (flag, puzzle)
     re.compile(h["match"])
+    # One bug: the edits apply to the current solution and change only a few lines (the 2007 warp
+    # idiom, the largest, replaces a whole function body).
+    solution = (ROOT / "solutions" / puzzle / ("%s.cu" % puzzle)).read_text(encoding="utf-8")
+    body = plant.apply(path.read_text(encoding="utf-8"), solution).splitlines()[4:]
+    changed = [l for l in difflib.unified_diff(solution.splitlines(), body, lineterm="", n=0)
+               if l[:1] in "+-" and not l.startswith(("+++", "---"))]
+    assert 0 < len(changed) <= 16, changed
 
 
 @pytest.mark.parametrize("path", PLANTED, ids=lambda p: "%s/%s" % (p.parent.name, p.stem))
