@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import atexit
+import os
 import re
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 from .common import BuildError, err, ncpu, quote_cmd, rel, stdout_is_tty
 
@@ -22,7 +24,53 @@ FILE_DIAG = re.compile(r"^(?P<file>[^\s:][^:]*):\s*(?P<kind>fatal error|error)\b
 # Lines that describe a failure without a file position (linker, make, ninja).
 OTHER_ERROR = re.compile(r"undefined reference|multiple definition|\berror\b|Error \d+|FAILED:", re.I)
 MAX_DIAGNOSTICS = 12
-CONTEXT_LINES = 3
+# g++ follows a diagnostic with the source line, a caret line and up to a few label lines
+# ("      |       int*"); keep all of them.
+CONTEXT_LINES = 8
+# The simulator's headers refuse what it cannot simulate with #error or static_assert, whose
+# text explains why and what to use instead: such errors are shown even though they are not in
+# the learner's file.
+SIM_HEADER = re.compile(r"(^|/)harness/sim/")
+SIM_EXPLANATION = re.compile(r"#error|static assertion failed|static_assert")
+
+# CUDA names a learner may use that the CPU simulator does not provide, and what to use instead.
+# g++ only says "was not declared in this scope; did you mean ...", which guesses a spelling.
+UNSUPPORTED_CUDA = {
+    "cudaMallocAsync": "cudaMalloc",
+    "cudaFreeAsync": "cudaFree",
+    "cudaMallocManaged": "cudaMalloc, and cudaMemcpy to move the data",
+    "cudaMallocPitch": "cudaMalloc with your own row stride",
+    "cudaMemcpy2D": "one cudaMemcpy per row, or a contiguous buffer",
+    "cudaHostAlloc": "cudaMallocHost, or ordinary host memory",
+    "cudaMemcpyToSymbol": "a cudaMalloc'd buffer passed to the kernel as an argument",
+    "cudaMemcpyFromSymbol": "a cudaMalloc'd buffer passed to the kernel as an argument",
+    "cudaLaunchKernel": "the kernel<<<blocks, threads, shared bytes>>>(args) syntax",
+    "cudaLaunchCooperativeKernel": "separate kernel launches (the end of a kernel is the barrier between blocks)",
+    "cudaOccupancyMaxPotentialBlockSize": "a fixed block size such as 256",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessor": "a fixed number of blocks",
+    "cudaDeviceGetAttribute": "cudaGetDeviceProperties",
+    "cudaStreamCreateWithFlags": "cudaStreamCreate",
+    "cudaEventCreateWithFlags": "cudaEventCreate",
+    "cudaStreamWaitEvent": "cudaDeviceSynchronize (simulated launches are synchronous)",
+    "cooperative_groups": "__syncthreads(), __syncwarp() and the *_sync warp intrinsics",
+    "this_thread_block": "__syncthreads() and threadIdx",
+    "tiled_partition": "__syncwarp() and the *_sync warp intrinsics",
+    "this_grid": "separate kernel launches (the end of a kernel is the barrier between blocks)",
+    "atomicAdd_block": "atomicAdd",
+    "atomicAdd_system": "atomicAdd",
+    "__match_any_sync": "__ballot_sync",
+    "__match_all_sync": "__ballot_sync",
+    "__reduce_and_sync": "__ballot_sync or a __shfl_xor_sync loop",
+    "__reduce_or_sync": "__ballot_sync or a __shfl_xor_sync loop",
+    "__reduce_xor_sync": "a __shfl_xor_sync loop",
+    "__nanosleep": "nothing: simulated threads do not run concurrently, so waiting does not help",
+}
+UNDECLARED = re.compile(r"[\'‘`\"](?P<name>[A-Za-z_][\w:]*)[\'’`\"] (?:was not declared in this scope"
+                        r"|is not a namespace-name|is not a member of|has not been declared|does not name a type"
+                        r"|is not a class, namespace, or enumeration)"
+                        r"|use of undeclared identifier [\'‘`\"](?P<clang>[A-Za-z_][\w:]*)"
+                        r"|(?P<header>cooperative_groups(?:\.h|/\w+\.h)?): No such file")
+CUDA_LOOKING = re.compile(r"^(cuda[A-Z]\w*|__\w+_sync|atomic[A-Z]\w*)$")
 
 CMAKE_MISSING = """\
 CMake is not installed (the `cmake` command was not found). Install it, then run the same command again:
@@ -35,10 +83,158 @@ def have_cmake() -> bool:
     return shutil.which("cmake") is not None
 
 
-def _capture(cmd: List[str], cwd=None) -> Tuple[int, str]:
-    proc = subprocess.run([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          stdin=subprocess.DEVNULL, cwd=cwd)
-    return proc.returncode, proc.stdout.decode("utf-8", errors="replace")
+def _capture(cmd: List[str], cwd=None, on_line: Optional[Callable[[str], None]] = None) -> Tuple[int, str]:
+    """Run cmd, stdout and stderr merged; on_line sees each line as it arrives (for progress)."""
+    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, cwd=cwd)
+    lines = []
+    for raw in iter(proc.stdout.readline, b""):
+        line = raw.decode("utf-8", errors="replace")
+        lines.append(line)
+        if on_line:
+            on_line(line.rstrip("\r\n"))
+    proc.stdout.close()
+    return proc.wait(), "".join(lines)
+
+
+# ---- one build at a time per build directory -------------------------------------------------
+#
+# Two commands on one tree (a `check` in one terminal, a `run` in another, an editor plugin)
+# must not build the same targets at once: ninja/make in parallel on one directory relink a
+# binary while the other links against half-written objects, which showed up as false link
+# errors blamed on the learner's file. Every configure and build takes an exclusive lock on
+# <build>/.build.lock; a command that waits says so, and gives up after LOCK_TIMEOUT_S.
+
+LOCK_NAME = ".build.lock"
+LOCK_TIMEOUT_S = 1800.0
+LOCK_POLL_S = 0.2
+
+
+class BuildLock:
+    """An exclusive advisory lock on a build directory (fcntl/msvcrt), reentrant per process."""
+
+    _held = {}  # type: dict   resolved path -> [file object, depth]
+
+    def __init__(self, build: Path, root: Optional[Path] = None, timeout: Optional[float] = None):
+        self.build = Path(build)
+        self.root = root
+        self.timeout = LOCK_TIMEOUT_S if timeout is None else timeout
+        self.key = str(self.build.resolve())
+
+    def __enter__(self):
+        held = BuildLock._held.get(self.key)
+        if held:
+            held[1] += 1
+            return self
+        self.build.mkdir(parents=True, exist_ok=True)
+        f = open(str(self.build / LOCK_NAME), "a+")
+        start = time.monotonic()
+        told = False
+        while not _try_lock(f):
+            waited = time.monotonic() - start
+            if waited > self.timeout:
+                f.close()
+                err("Another command has been building in %s for over %d minutes. If none is running, "
+                    "delete %s and run the same command again."
+                    % (self._where(), self.timeout // 60, self._where(LOCK_NAME)))
+                raise SetupError("build lock timeout")
+            if not told and waited > 0.5:
+                progress("waiting for another command that is building in %s ..." % self._where())
+                told = True
+            time.sleep(LOCK_POLL_S)
+        BuildLock._held[self.key] = [f, 1]
+        return self
+
+    def __exit__(self, *exc):
+        held = BuildLock._held[self.key]
+        held[1] -= 1
+        if held[1] == 0:
+            del BuildLock._held[self.key]
+            _unlock(held[0])
+            held[0].close()
+        return False
+
+    def _where(self, name: str = "") -> str:
+        path = self.build / name if name else self.build
+        return rel(path, self.root) if self.root else str(path)
+
+
+def _try_lock(f) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+        try:
+            f.seek(0)
+            msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1)
+            return True
+        except OSError:
+            return False
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+
+
+def _unlock(f) -> None:
+    try:
+        import fcntl
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    except ImportError:
+        import msvcrt
+        f.seek(0)
+        msvcrt.locking(f.fileno(), msvcrt.LK_UNLCK, 1)
+
+
+# A command runs a private copy of the binary it built: a later build by another command may
+# relink the original while this one runs it ("Text file busy", or a half-written binary).
+SNAPSHOT_DIR = "run"
+_snapshots = []  # type: List[Path]
+
+
+def _remove_snapshots() -> None:
+    for path in _snapshots:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+atexit.register(_remove_snapshots)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def snapshot_binary(build: Path, binary: Path) -> Path:
+    """A copy of `binary` that only this process runs; removed when the process exits.
+    Call with the build lock held. Copies left by processes that died are removed here."""
+    folder = build / SNAPSHOT_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.iterdir():
+        pid = old.name.rsplit(".", 1)[-1]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            try:
+                old.unlink()
+            except OSError:
+                pass
+    copy = folder / ("%s.%d" % (binary.name, os.getpid()))
+    tmp = folder / ("%s.%d.tmp" % (binary.name, os.getpid()))
+    shutil.copy2(str(binary), str(tmp))
+    os.replace(str(tmp), str(copy))  # never exec a half-copied file
+    if copy not in _snapshots:
+        _snapshots.append(copy)
+    return copy
 
 
 def is_configured(build: Path) -> bool:
@@ -58,12 +254,15 @@ def ensure_configured(root: Path, build: Path) -> None:
     if not have_cmake():
         err(CMAKE_MISSING)
         raise SetupError("cmake missing")
-    if is_configured(build):
-        return
-    cmd = configure_cmd(root, build)
-    status("configuring %s ..." % rel(build, root))
-    rc, text = _capture(cmd)
-    status("")
+    with BuildLock(build, root):
+        if is_configured(build):
+            return
+        cmd = configure_cmd(root, build)
+        progress("configuring %s (the first time takes a while) ..." % rel(build, root))
+        rc, text = _capture(cmd)
+        status("")
+        if rc == 0 and fell_back_to_ucontext(text):
+            err(UCONTEXT_HINT)
     if rc != 0:
         tail = text.rstrip().splitlines()[-40:]
         err("CMake could not configure the project (%s):" % quote_cmd(cmd))
@@ -79,6 +278,37 @@ def status(text: str) -> None:
         return
     sys.stdout.write("\r\033[K" + text)
     sys.stdout.flush()
+
+
+def progress(text: str) -> None:
+    """A progress note on every kind of output: transient on a terminal, otherwise one line on
+    stderr (so that redirected stdout keeps only the program's result)."""
+    if stdout_is_tty():
+        status(text)
+    elif text:
+        err(text)
+
+
+# ninja: "[3/12] Building CXX object ..."; make: "[ 50%] Building CXX object ..."
+BUILD_STEP = re.compile(r"^\[\s*\d+(?:/\d+|%)\]\s")
+
+
+def _build_progress(target: str) -> Callable[[str], None]:
+    def on_line(line: str) -> None:
+        if BUILD_STEP.match(line):
+            step = line if len(line) <= 110 else line[:107] + "..."
+            progress("building %s: %s" % (target, step))
+    return on_line
+
+
+UCONTEXT_HINT = """note: Boost.Context was not found, so the simulator uses its ucontext fibers, about 3-4 times
+      slower (`check` takes that much longer). Install it for speed, then delete the build folder:
+      sudo apt-get install libboost-context-dev  |  brew install boost  |  pixi run ..."""
+
+
+def fell_back_to_ucontext(configure_output: str) -> bool:
+    """True when harness/CMakeLists.txt reported the ucontext fallback while configuring."""
+    return "cudasim fibers: ucontext" in configure_output
 
 
 def unknown_target(text: str, target: str) -> bool:
@@ -103,27 +333,28 @@ def build_target(root: Path, build: Path, target: str, source: Optional[str] = N
     Raises TargetMissing when the build system does not know the target (e.g. a `_gpu` target
     without nvcc) and BuildError, after printing a summary, when compilation fails.
     """
-    ensure_configured(root, build)
-    cmd = ["cmake", "--build", str(build), "--target", target, "-j", str(ncpu())]
-    status("building %s ..." % target)
-    start = time.monotonic()
-    rc, text = _capture(cmd)
-    status("")
-    if rc == 0:
-        return time.monotonic() - start
-    if unknown_target(text, target):
-        raise TargetMissing(target)
+    with BuildLock(build, root):
+        ensure_configured(root, build)
+        cmd = ["cmake", "--build", str(build), "--target", target, "-j", str(ncpu())]
+        status("building %s ..." % target)
+        start = time.monotonic()
+        rc, text = _capture(cmd, on_line=_build_progress(target))
+        status("")
+        if rc == 0:
+            return time.monotonic() - start
+        if unknown_target(text, target):
+            raise TargetMissing(target)
+        log = build / "last-build.log"
+        try:
+            log.write_text(text, encoding="utf-8")
+        except OSError:
+            log = None
     if not report:
-        raise BuildError("build failed")
-    log = build / "last-build.log"
-    try:
-        log.write_text(text, encoding="utf-8")
-    except OSError:
-        log = None
+        raise BuildError("build failed", text)
     err(build_failure_summary(text, root, source, target))
     if log is not None:
         err("(full build output: %s)" % rel(log, root))
-    raise BuildError("build failed")
+    raise BuildError("build failed", text)
 
 
 def _diag(line: str):
@@ -147,8 +378,10 @@ def normalize_paths(line: str, root: Path) -> str:
 
 
 def build_failure_summary(text: str, root: Path, source: Optional[str], target: str) -> str:
-    """The compiler diagnostics that concern the learner's file, with a little context."""
+    """The compiler diagnostics that concern the learner's file, with a little context, the
+    simulator headers' own explanations, and what to use instead of CUDA the simulator lacks."""
     lines = text.splitlines()
+    explained = []  # type: List[List[str]]  #error/static_assert text from the simulator's headers
     picked = []  # type: List[List[str]]   diagnostics about the learner's file
     fallback = []  # type: List[List[str]]  any other error lines, in order
     skip_until = 0
@@ -169,20 +402,53 @@ def build_failure_summary(text: str, root: Path, source: Optional[str], target: 
                 break
             block.append(follow)
         skip_until = i + len(block)
-        if _mentions(m.group("file"), source, root):
+        path = m.group("file").replace("\\", "/")
+        if "error" in kind and SIM_HEADER.search(path) and SIM_EXPLANATION.search(line):
+            if block not in explained:
+                explained.append(block)
+        elif _mentions(m.group("file"), source, root):
             picked.append(block)
         elif "error" in kind:
             fallback.append(block)
-    if not picked:
+    if not picked and not explained:
         picked = fallback or [[l] for l in lines[-20:]]
     where = source or target
     head = ["", "Build of %s failed (%s):" % (target, where), ""]
     body = []
+    if explained:
+        body.append("  The CPU simulator refuses something this file uses; its explanation:")
+        for block in explained[:MAX_DIAGNOSTICS]:
+            body += ["  " + normalize_paths(l, root) for l in block]
+        body.append("")
     for block in picked[:MAX_DIAGNOSTICS]:
         body += ["  " + normalize_paths(l, root) for l in block]
     if len(picked) > MAX_DIAGNOSTICS:
         body.append("  ... and %d more" % (len(picked) - MAX_DIAGNOSTICS))
+    advice = unsupported_cuda_advice(text)
+    if advice:
+        body += [""] + ["  " + a for a in advice]
     return "\n".join(head + body + ["", "Fix the first error above, then run the same command again."])
+
+
+def unsupported_cuda_advice(text: str) -> List[str]:
+    """'cudaMallocAsync is not supported by the CPU simulator; use cudaMalloc.' for each CUDA
+    name the compiler could not find, in order of first appearance."""
+    advice = []  # type: List[str]
+    seen = set()
+    for m in UNDECLARED.finditer(text):
+        name = m.group("name") or m.group("clang") or "cooperative_groups"
+        name = name.split("::")[-1] if name.split("::")[-1] in UNSUPPORTED_CUDA else name.split("::")[0]
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in UNSUPPORTED_CUDA:
+            advice.append("%s is not supported by the CPU simulator; use %s." % (name, UNSUPPORTED_CUDA[name]))
+        elif CUDA_LOOKING.match(name):
+            advice.append("%s is not part of the CPU simulator's CUDA (harness/sim/README.md lists what is); "
+                          "if it is a typo, the compiler's \"did you mean\" above is its guess." % name)
+    if advice:
+        advice.append("(On a machine with an NVIDIA GPU and the CUDA toolkit, --backend gpu builds with nvcc.)")
+    return advice
 
 
 def gpu_present() -> bool:
@@ -212,9 +478,17 @@ def build_for_backend(root: Path, build: Path, puzzle, solution: bool, backend: 
                       report: bool = True):
     """Build the target for `backend` (auto/cpu/gpu). Returns (backend, binary path, note).
 
+    The binary returned is this process's own copy (snapshot_binary), so that another command
+    building in the same folder cannot change it while it runs.
     Raises BuildError after reporting a failed build (report=False: silently), and
     SetupError when nothing can be built (e.g. --backend gpu without a GPU).
     """
+    with BuildLock(build, root):
+        kind, binary, note = _build_for_backend(root, build, puzzle, solution, backend, report)
+        return kind, snapshot_binary(build, binary), note
+
+
+def _build_for_backend(root: Path, build: Path, puzzle, solution: bool, backend: str, report: bool):
     source = puzzle.source(solution)
     note = ""
     if backend in ("auto", "gpu"):

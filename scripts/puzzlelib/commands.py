@@ -12,6 +12,7 @@ from . import build as bld
 from .common import (PROG, BuildError, UsageError, build_dir, err, fmt_seconds, mark, out, quote_cmd,
                      rel, run_timeout, stdout_is_tty, table)
 from .driver import ERROR, PASS, USAGE, Outcome, relevant_lines, run_driver
+from .grade import case_seed
 from .grade_run import explain, first_error_location
 from .options import backend_choice, parse, positive_int, seed_int, suggest_flag
 from .puzzles import Puzzle, Variant, discover, find_puzzle
@@ -43,7 +44,10 @@ size and a large one). Without a puzzle: every puzzle; without a variant: every 
 
   --solution         check the reference solution instead of your file
   --backend B        auto (default), cpu (the simulator, finds races) or gpu
-  --seed S           base seed; a failing run prints it so the same cases can be replayed
+  --seed S           the seed of the random sizes and inputs; check prints it so the same cases
+                     can be replayed. On the CPU simulator, `check --seed S` runs the cases that
+                     `grade --seed S` runs, in the same order, with the same inputs (grade adds
+                     time and memory limits); --quick runs the first of them only
   --quick            only the first two block sizes and no large size
 """
 
@@ -59,6 +63,7 @@ check of each variant (the show input and two random sizes) on the CPU simulator
 
 HINTS = {
     "wrong answer": "Compare the `out:` and `expected:` lines above; start at the first element that differs.",
+    "wrong answer (no arrays)": "Look at the mismatches above; start at the first element that differs.",
     "race: result depends on thread order":
         "Threads read and write the same location without a barrier between them; the answer "
         "changed when they ran in a different order.",
@@ -126,6 +131,8 @@ def _puzzle_list(puzzles) -> str:
 
 
 def _hint_for(outcome: Outcome) -> str:
+    if outcome.reason == "wrong answer" and not any(l.lstrip().startswith("out:") for l in outcome.lines):
+        return HINTS["wrong answer (no arrays)"]  # never point at lines that are not there
     if outcome.reason in HINTS:
         return HINTS[outcome.reason].format(timeout=run_timeout())
     if outcome.reason.startswith("crashed"):
@@ -256,25 +263,27 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
     ran = 0
     for i, (n, tpb) in enumerate(cases):
         _progress(variant.label, i, len(cases), n, tpb, start)
-        case = ["--variant", variant.name, "--n", str(n), "--tpb", str(tpb), "--seed", str(seed + i)]
+        # The same input seeds as `grade --seed S`, so that a graded failure replays here.
+        this_seed = case_seed(seed, variant.puzzle, variant.name, i)
+        case = ["--variant", variant.name, "--n", str(n), "--tpb", str(tpb), "--seed", str(this_seed)]
         outcome = run_driver([str(binary)] + case, timeout)
         ran += 1
         if not outcome.passed:
-            failure = (i, n, tpb, seed + i, outcome)
+            failure = (i, n, tpb, this_seed, outcome)
             break
     seconds = time.monotonic() - start
     _clear_progress()
     if failure is None:
         out("%s %s: pass (%d cases, %s)" % (mark(True), variant.label, len(cases), fmt_seconds(seconds)))
         return VariantResult(variant, PASS, ran, len(cases), seconds)
-    i, n, tpb, case_seed, outcome = failure
+    i, n, tpb, input_seed, outcome = failure
     kind = ERROR if outcome.kind == USAGE else outcome.kind
     # For errors, name what happened: a crash, a deadlock, an endless loop, a time-out ...
     reason = explain(outcome) if outcome.kind == ERROR else outcome.detail
-    out("%s %s: %s (%s) at case %d of %d: n=%d tpb=%d seed=%d"
-        % (mark(False), variant.label, kind, reason, i + 1, len(cases), n, tpb, case_seed))
+    out("%s %s: %s (%s), failed at case %d of %d: n=%d tpb=%d seed=%d"
+        % (mark(False), variant.label, kind, reason, i + 1, len(cases), n, tpb, input_seed))
     replay = [PROG, "run", variant.puzzle, variant.flag, "--n", str(n), "--tpb", str(tpb),
-              "--seed", str(case_seed)] + replay_flags
+              "--seed", str(input_seed)] + replay_flags
     out("    replay: %s" % " ".join(replay))
     for line in relevant_lines(outcome.lines):
         out("    | " + line)
@@ -283,7 +292,7 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
         out("    " + hint)
     verdict = "usage" if outcome.kind == USAGE else kind
     return VariantResult(variant, verdict, ran, len(cases), seconds,
-                         "%s (n=%d tpb=%d seed=%d)" % (reason, n, tpb, case_seed))
+                         "%s (n=%d tpb=%d seed=%d)" % (reason, n, tpb, input_seed))
 
 
 def cmd_check(root: Path, args: List[str]) -> int:
@@ -330,9 +339,9 @@ def cmd_check(root: Path, args: List[str]) -> int:
                 backend, binary, note = bld.build_for_backend(root, build_dir(root), puzzle, solution, requested)
             except bld.SetupError:
                 return 2
-            except BuildError:
+            except BuildError as e:
                 build_failed = True
-                reason = _build_error_reason(root, puzzle, solution, started)
+                reason = _build_error_reason(root, puzzle, solution, e.log)
                 for v in variants:
                     out("%s %s: does not build%s" % (mark(False), v.label,
                                                      "" if reason == "does not build" else " (%s)" % reason))
@@ -345,8 +354,7 @@ def cmd_check(root: Path, args: List[str]) -> int:
 
     total = time.monotonic() - started
     out("")
-    rows = [(r.variant.label, r.verdict, "%d/%d" % (r.cases_run, r.cases_total) if r.cases_total else "-",
-             "%.1f" % r.seconds, r.reason) for r in results]
+    rows = [(r.variant.label, r.verdict, cases_cell(r), "%.1f" % r.seconds, r.reason) for r in results]
     out(table(rows, header=("variant", "verdict", "cases", "seconds", "reason")))
     passed = sum(1 for r in results if r.verdict == PASS)
     out("%d of %d variants passed, total %s (seed %d)" % (passed, len(results), fmt_seconds(total), seed))
@@ -355,17 +363,20 @@ def cmd_check(root: Path, args: List[str]) -> int:
     return 0 if passed == len(results) else 1
 
 
-def _build_error_reason(root: Path, puzzle: Puzzle, solution: bool, since: float) -> str:
-    """'compile error at puzzles/p14/p14.cu:12' from the failed build's log, when it names one."""
-    source = puzzle.source(solution)
-    log = build_dir(root) / "last-build.log"
-    try:
-        if log.stat().st_mtime < time.time() - (time.monotonic() - since) - 1:
-            return "does not build"  # the log is from an earlier build: no compile step failed now
-        text = log.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return "does not build"
-    where = first_error_location(text, root, source)
+def cases_cell(r: VariantResult) -> str:
+    """'20 of 20' when all passed; 'failed at case 2 of 20' (not '2/20', which reads as 2 passed)."""
+    if not r.cases_total:
+        return "-"
+    if r.verdict == PASS:
+        return "%d of %d" % (r.cases_run, r.cases_total)
+    return "failed at case %d of %d" % (r.cases_run, r.cases_total)
+
+
+def _build_error_reason(root: Path, puzzle: Puzzle, solution: bool, log: str) -> str:
+    """'compile error at puzzles/p14/p14.cu:12' from the failed build's output, when it names one."""
+    if not log:
+        return "does not build"  # no compile step ran (e.g. the target is missing)
+    where = first_error_location(log, root, puzzle.source(solution))
     return "compile error at %s" % where if where else "compile error"
 
 

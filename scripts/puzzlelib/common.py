@@ -18,7 +18,13 @@ class UsageError(Exception):
 
 
 class BuildError(Exception):
-    """A build or configure step failed; the message has already been printed."""
+    """A build or configure step failed; the message has already been printed.
+    `log` is the build's output, when there was one (read it here, not from last-build.log,
+    which another command may have rewritten since)."""
+
+    def __init__(self, message: str = "build failed", log: str = ""):
+        super().__init__(message)
+        self.log = log
 
 
 def repo_root() -> Path:

@@ -102,6 +102,15 @@ def parse_result_line(line: str):
     return line[:m.start()], data
 
 
+# addr2line's "(discriminator 1)" tells a learner nothing about the line it follows.
+DISCRIMINATOR_RE = re.compile(r" \(discriminator \d+\)")
+
+
+def tidy_line(line: str) -> str:
+    """A driver output line as the learner sees it."""
+    return DISCRIMINATOR_RE.sub("", line)
+
+
 def _kill(proc: subprocess.Popen) -> None:
     try:
         if os.name == "posix":
@@ -131,7 +140,8 @@ def run_driver(cmd: List[str], timeout: float,
         if on_line:
             on_line(lines[0])
         outcome = Outcome(list(map(str, cmd)), 127, lines, None, False, 0.0)
-        outcome.kind, outcome.reason = ERROR, "could not start the program"
+        # Not the learner's fault: the binary is missing or unusable (a setup problem, exit 2).
+        outcome.kind, outcome.reason = USAGE, "could not start the program"
         return outcome
 
     kept = collections.deque(maxlen=MAX_KEPT_LINES)
@@ -141,6 +151,7 @@ def run_driver(cmd: List[str], timeout: float,
         for raw in iter(proc.stdout.readline, b""):
             text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
             text, data = parse_result_line(text)
+            text = tidy_line(text)
             if data is not None:
                 results.append(data)
                 if not text.strip():

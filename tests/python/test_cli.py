@@ -21,7 +21,8 @@ from conftest import REPO, read_log, run_cli
 import puzzle  # scripts/puzzle.py (conftest puts scripts/ on sys.path)
 from puzzlelib import build as bld
 from puzzlelib.common import UsageError
-from puzzlelib.driver import classify, parse_result_line, relevant_lines
+from puzzlelib.driver import classify, parse_result_line, relevant_lines, tidy_line
+from puzzlelib.grade import case_seed
 from puzzlelib.puzzles import discover, find_puzzle, load_puzzle
 
 
@@ -347,10 +348,11 @@ def test_run_exact_case(cli, fixture_root, fake_driver, tmp_path):
     assert read_log(log) == [["--variant", "multi-block", "--n", "77", "--tpb", "32", "--seed", "9"]]
 
 
-def test_missing_binary_is_an_error(cli, fixture_root, tmp_path):
+def test_missing_binary_is_a_setup_error_not_a_failed_puzzle(cli, fixture_root, tmp_path):
     r = cli("run", "p99", "--simple", "--binary", tmp_path / "nope", root=fixture_root)
-    assert r.returncode == 1
-    assert "\u274c" in r.stdout
+    assert r.returncode == 2, r
+    assert "\u274c p99 --simple failed: could not start the program" in r.stdout
+    assert "not with your code" in r.stdout
 
 
 # ---------------------------------------------------------------------------------- check
@@ -380,7 +382,9 @@ def test_check_all_pass(cli, fixture_root, fake_driver, tmp_path):
         got = [(int(case_args(c)["--n"]), int(case_args(c)["--tpb"])) for c in by_variant[name]]
         assert got == expected
         seeds = [int(case_args(c)["--seed"]) for c in by_variant[name]]
-        assert seeds == list(range(100, 100 + len(expected)))
+        # the input seeds of `grade --seed 100`, so a graded failure replays with check
+        assert seeds == [case_seed(100, "p99", name, i) for i in range(len(expected))]
+        assert len(set(seeds)) == len(seeds)
     assert by_variant["multi-block"][-1][3] == "100000"  # large_n for the cpu backend
 
 
@@ -422,7 +426,7 @@ def test_check_verdicts(cli, fixture_root, fake_driver, mode, verdict):
     r = cli("check", "p99", "--simple", "--seed", "1", "--binary", fake_driver(mode), root=fixture_root,
             env={"PUZZLES_TIMEOUT": "1"})
     assert r.returncode == 1, r
-    assert "\u274c p99 --simple: %s at case 1 of" % verdict in r.stdout
+    assert "\u274c p99 --simple: %s, failed at case 1 of" % verdict in r.stdout
     assert "replay: " in r.stdout
 
 
