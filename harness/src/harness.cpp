@@ -2,7 +2,9 @@
 // command line and the RESULT line that scripts/puzzle.py reads.
 #include "harness/harness.h"
 
+#include <algorithm>
 #include <cinttypes>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -112,6 +114,47 @@ static std::string config_str(const Case& c, const Config& cfg) {
   return s;
 }
 
+// Elements [from, from + count) of an array, with how many were left out on either side, so a
+// long failing case shows the neighbourhood of its first mismatch.
+static std::string format_window(size_t n, std::string (*at)(const void*, size_t), const void* v, size_t from, size_t count) {
+  if (from >= n) from = 0;
+  const size_t to = std::min(n, from + count);
+  std::string s = "[";
+  if (from) s += "... " + std::to_string(from) + " before ..., ";
+  for (size_t i = from; i < to; ++i) s += (i > from ? ", " : "") + at(v, i);
+  if (to < n) s += ", ... " + std::to_string(n - to) + " more ...";
+  return s + "]";
+}
+
+// Values that are the simulator's fill of memory nobody wrote (the byte 0xCD in cudaMalloc
+// buffers, shared memory and inactive shuffle lanes), as the printed text of each type, so a
+// learner reading "got -842150451" learns what it is. Sums of a few such values (a reduction
+// that added uninitialized elements) are named too.
+static std::string uninit_note(const std::string& text) {
+  static const char* const kFill[][2] = {
+      {"-842150451", "the 0xCD fill read as an int"},
+      {"3452816845", "the 0xCD fill read as an unsigned int"},
+      {"-4.316021e+08", "the 0xCD fill read as a float"},
+      {"-6.277439e+66", "the 0xCD fill read as a double"},
+      {"-3617008641903833651", "the 0xCD fill read as a long long"},
+  };
+  for (auto& f : kFill)
+    if (text == f[0]) return std::string("uninitialized: ") + f[1];
+  if (text.find_first_of(".eEn") != std::string::npos) return "";
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  // Only large values: a sum of k fills can also land near 0 (51 x 0xCDCDCDCD = -41 mod 2^32).
+  if (*end || v < INT32_MIN || v > INT32_MAX || (v > -(1 << 24) && v < (1 << 24))) return "";
+  // v = k * 0xCDCDCDCD + r (mod 2^32) with a small k and a small rest r: k garbage elements in a sum.
+  for (uint32_t k = 2; k <= 64; ++k) {
+    const int32_t r = int32_t(uint32_t(int32_t(v)) - k * 0xCDCDCDCDu);
+    if (r > -65536 && r < 65536)
+      return "uninitialized: " + std::to_string(k) + " x the 0xCD fill " + (r < 0 ? "- " : "+ ") +
+             std::to_string(r < 0 ? -(long long)r : (long long)r) + ": a sum that added elements nobody wrote";
+  }
+  return "";
+}
+
 int finish_impl(const Case& c, const Config& cfg, size_t n_in, size_t n_out, std::string (*in_at)(const void*, size_t), const void* in,
                 std::string (*out_at)(const void*, size_t), const void* got, const void* expected,
                 bool (*equal)(const void*, const void*, size_t, double), double tol) {
@@ -134,12 +177,28 @@ int finish_impl(const Case& c, const Config& cfg, size_t n_in, size_t n_out, std
   if (mismatches) {
     std::printf("mismatch: %zu of %zu outputs differ; first at index %zu\n", mismatches, n_out, first);
     size_t shown = 0;
+    std::vector<std::string> named;  // each fill value is named once, on its first line
     for (size_t i = first; i < n_out && shown < 8; ++i) {
       if (equal(got, expected, i, tol)) continue;
-      std::printf("  [%zu] expected %s, got %s\n", i, out_at(expected, i).c_str(), out_at(got, i).c_str());
+      const std::string g = out_at(got, i);
+      std::string note = uninit_note(g);
+      if (!note.empty()) {
+        if (std::find(named.begin(), named.end(), g) != named.end()) note.clear();
+        else named.push_back(g);
+      }
+      std::printf("  [%zu] expected %s, got %s%s\n", i, out_at(expected, i).c_str(), g.c_str(),
+                  note.empty() ? "" : (" (" + note + ")").c_str());
       ++shown;
     }
-    if (!c.show && n_in <= 64) std::printf("  input: %s\n", format_array(n_in, in_at, in).c_str());
+    if (!c.show) {  // the failing case's arrays, shortened around the first mismatch
+      const size_t from = first > 4 ? first - 4 : 0, count = 16;
+      std::printf("input:    %s\n", format_window(n_in, in_at, in, n_in == n_out ? from : 0, count).c_str());
+      std::printf("out:      %s\n", format_window(n_out, out_at, got, from, count).c_str());
+      std::printf("expected: %s\n", format_window(n_out, out_at, expected, from, count).c_str());
+    }
+    if (!named.empty())
+      std::printf("note: memory from cudaMalloc and __shared__ arrays starts as garbage (the simulator fills it with the "
+                  "byte 0xCD, as above): that output was never written, or was computed from memory nobody wrote.\n");
   }
   print_result(mismatches ? "fail" : "pass", (long long)mismatches);
   return mismatches ? 1 : 0;

@@ -72,14 +72,27 @@ int run(const harness::Case& c, const Spec& s) {
     return 2;  // a usage error: the case is outside what the variant promises
   }
   const auto in = input(c);
+  const std::vector<int> expected = {int(reference(in))};
   harness::DeviceArray<int> d_in(in), d_out(1), d_work(work_ints(c.n, c.tpb));
   harness::check(cudaMemset(d_work.get(), 0, d_work.size() * sizeof(int)), "cudaMemset of the scratch space");
   s.launch(d_in.get(), d_out.get(), d_work.get(), int(c.n), c.tpb);
   harness::check_kernels(s.kernel);
-  if (s.twice) {  // what the first call leaves in d_work must not spoil the next one
+  std::vector<int> got = d_out.download();
+  if (s.twice && got == expected) {  // what the first call leaves in d_work must not spoil the next one
     harness::check(cudaMemset(d_out.get(), 0xCD, sizeof(int)), "cudaMemset of the output");
     s.launch(d_in.get(), d_out.get(), d_work.get(), int(c.n), c.tpb);
     harness::check_kernels(s.kernel);
+    got = d_out.download();
+    if (got != expected)
+      std::printf("note: the driver calls p12_%s twice on the same input. Call 1 of 2 returned the right sum; call 2 of 2, "
+                  "with d_work as call 1 left it, did not (below): the kernel must leave its scratch state (a ticket or "
+                  "counter in d_work) as it found it, zero, for the next call. Before call 2 the driver fills d_out "
+                  "with the byte 0xCD, so -842150451 means call 2 never wrote its result.\n",
+                  c.variant.c_str());
+  } else if (s.twice) {
+    std::printf("note: the driver calls p12_%s twice on the same input; call 1 of 2, with d_work all zero, already "
+                "returned a wrong sum (below).\n",
+                c.variant.c_str());
   }
   harness::Config cfg = {{"SIZE", c.n}, {"TPB", c.tpb}};
   if (s.per_thread) {
@@ -91,8 +104,7 @@ int run(const harness::Case& c, const Spec& s) {
       cfg.push_back({"passes", passes});
     }
   }
-  const std::vector<int> expected = {int(reference(in))};
-  return harness::finish(c, cfg, in, d_out.download(), expected);
+  return harness::finish(c, cfg, in, got, expected);
 }
 
 const Spec kAtomic = {"reduce_atomic", p12_atomic, Shape::Any, 1, false, false};
