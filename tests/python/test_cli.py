@@ -498,6 +498,79 @@ def test_build_summary_other_errors(tmp_path):
     assert "undefined reference" in text
 
 
+GCC_LABELS = """\
+{root}/puzzles/p99/p99.cu:9:14: error: cannot convert 'float*' to 'int*'
+    9 |   scan(out, buffer);
+      |             ^~~~~~
+      |             |
+      |             float*
+{root}/puzzles/p99/p99.cu:2:6: note:   initializing argument 2 of 'void scan(int*, int*)'
+"""
+
+
+def test_build_summary_keeps_the_type_label_lines(tmp_path):
+    # g++ names the offending type on a label line under the caret; it is the useful part.
+    text = bld.build_failure_summary(GCC_LABELS.format(root=tmp_path), tmp_path, "puzzles/p99/p99.cu", "p99_cpu")
+    body = [l.strip() for l in text.splitlines()]
+    i = body.index("9 |   scan(out, buffer);")
+    assert body[i + 1:i + 4] == ["|             ^~~~~~", "|             |", "|             float*"]
+    assert "note:   initializing argument 2" in text
+
+
+SIM_REFUSAL = """\
+In file included from {root}/build/generated/p99_cpu.cu.cpp:3:
+{root}/harness/sim/include/cooperative_groups.h:2:2: error: #error "cudasim: cooperative groups are not supported by the CPU simulator. Use __syncthreads()."
+    2 | #error "cudasim: cooperative groups are not supported by the CPU simulator. Use __syncthreads()."
+      |  ^~~~~
+{root}/puzzles/p99/p99.cu:5:16: error: 'cooperative_groups' is not a namespace-name
+{root}/puzzles/p99/p99.cu:40:3: error: 'cudaMallocAsync' was not declared in this scope; did you mean 'cudaMemsetAsync'?
+   40 |   cudaMallocAsync(&p, 4, 0);
+      |   ^~~~~~~~~~~~~~~
+      |   cudaMemsetAsync
+{root}/puzzles/p99/p99.cu:41:3: error: 'cudaFrobnicate' was not declared in this scope
+{root}/puzzles/p99/p99.cu:42:3: error: 'my_helper' was not declared in this scope
+"""
+
+
+def test_build_summary_shows_the_simulators_own_explanation(tmp_path):
+    text = bld.build_failure_summary(SIM_REFUSAL.format(root=tmp_path), tmp_path, "puzzles/p99/p99.cu", "p99_cpu")
+    assert "harness/sim/include/cooperative_groups.h:2:2: error: #error \"cudasim: cooperative groups are not " \
+           "supported by the CPU simulator" in text
+    # the explanation comes before the learner's errors it explains
+    assert text.index("cooperative_groups.h") < text.index("'cooperative_groups' is not a namespace-name")
+    assert str(tmp_path) not in text
+
+
+def test_build_summary_names_cuda_the_simulator_lacks(tmp_path):
+    text = bld.build_failure_summary(SIM_REFUSAL.format(root=tmp_path), tmp_path, "puzzles/p99/p99.cu", "p99_cpu")
+    assert "cudaMallocAsync is not supported by the CPU simulator; use cudaMalloc." in text
+    assert "cooperative_groups is not supported by the CPU simulator; use __syncthreads()" in text
+    assert "cudaFrobnicate is not part of the CPU simulator's CUDA" in text
+    assert "my_helper" not in text.split("Fix the first error")[0].split("cudaFrobnicate is not part")[1]
+    # nothing to add when no CUDA name is missing
+    assert bld.unsupported_cuda_advice("p.cu:1:1: error: 'my_helper' was not declared in this scope") == []
+
+
+def test_tidy_line_drops_addr2line_discriminators():
+    assert tidy_line("    at puzzles/p14/p14.cu:56 (discriminator 1)") == "    at puzzles/p14/p14.cu:56"
+    assert tidy_line("out:      [1, 2]") == "out:      [1, 2]"
+
+
+def test_check_names_the_failing_case_and_points_at_lines_that_exist(cli, fixture_root, fake_driver):
+    r = cli("check", "p99", "--simple", "--seed", "1", "--binary", fake_driver("fail"), root=fixture_root)
+    assert r.returncode == 1, r
+    total = len(discover(fixture_root)["p99"].variants["simple"].sweep("cpu", 1))
+    assert "\u274c p99 --simple: fail (wrong answer), failed at case 1 of %d:" % total in r.stdout
+    row = [l for l in r.stdout.splitlines() if l.startswith("p99 --simple ")][0]
+    assert "failed at case 1 of %d" % total in row and "1/%d" % total not in row
+    # the fake driver prints no out:/expected: lines, so the hint must not send the learner to them
+    assert "Compare the `out:`" not in r.stdout
+    assert "Look at the mismatches above" in r.stdout
+    r = cli("check", "p99", "--simple", "--seed", "1", "--binary", fake_driver(), root=fixture_root)
+    row = [l for l in r.stdout.splitlines() if l.startswith("p99 --simple ")][0]
+    assert "%d of %d" % (total, total) in row
+
+
 def test_unknown_target_detection():
     assert bld.unknown_target("ninja: error: unknown target 'p14_gpu'", "p14_gpu")
     assert bld.unknown_target("gmake: *** No rule to make target 'p14_gpu'.  Stop.", "p14_gpu")
@@ -575,6 +648,30 @@ def test_build_and_run_with_cmake(cli, toy_project):
     rows = {l.split()[0]: l for l in r.stdout.splitlines() if l.startswith("p9")}
     assert "does not build" in rows["p98"]  # the toy project has no p98 targets
     assert "does not build" in rows["p99"]
+
+
+def test_build_prints_progress_when_output_is_not_a_terminal(cli, toy_project):
+    # Redirected output (an editor, CI, a pipe) still sees what the first build is doing.
+    env = {"PUZZLES_BUILD_DIR": str(toy_project / "build")}
+    r = cli("run", "p99", "--simple", "--solution", "--backend", "cpu", root=toy_project, env=env)
+    assert r.returncode == 0, r
+    assert "configuring build" in r.stderr
+    steps = [l for l in r.stderr.splitlines() if l.startswith("building p99_solution_cpu: [")]
+    assert steps, r.stderr
+    assert "building" not in r.stdout  # stdout keeps only the program's result
+    r = cli("run", "p99", "--simple", "--solution", "--backend", "cpu", root=toy_project, env=env)
+    assert "building" not in r.stderr  # nothing to build, nothing said
+
+
+def test_first_configure_says_when_fibers_fall_back_to_ucontext(cli, toy_project):
+    cmake = toy_project / "CMakeLists.txt"
+    cmake.write_text(cmake.read_text() + 'message(STATUS "cudasim fibers: ucontext (install Boost.Context)")\n')
+    env = {"PUZZLES_BUILD_DIR": str(toy_project / "build")}
+    r = cli("run", "p99", "--simple", "--solution", "--backend", "cpu", root=toy_project, env=env)
+    assert r.returncode == 0, r
+    assert "Boost.Context was not found" in r.stderr and "libboost-context-dev" in r.stderr
+    r = cli("run", "p99", "--simple", "--solution", "--backend", "cpu", root=toy_project, env=env)
+    assert "Boost.Context was not found" not in r.output  # once, when the build folder is configured
 
 
 def test_gpu_backend_without_gpu(cli, toy_project, monkeypatch):

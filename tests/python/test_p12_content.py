@@ -197,6 +197,20 @@ def test_the_launchers_keep_no_state_that_spoils_the_next_call():
 
 # ---- the skeleton ---------------------------------------------------------------------------
 
+def test_shuffle_says_which_of_its_two_calls_failed():
+    # The ticket left at 1 after the first call: right once, then wrong. The learner sees that
+    # the second call failed and why the driver calls twice (issue 9, item 5).
+    rc, out = run(binary("planted_p12_shuffle_ticket_not_reset_cpu"), *show_args("shuffle"))
+    assert rc == 1, out
+    assert "Call 1 of 2 returned the right sum; call 2 of 2, with d_work as call 1 left it, did not" in out
+    assert "zero, for the next call" in out
+    # The unsolved skeleton is already wrong on the first call, and is told so instead.
+    rc, out = run(binary("p12_cpu"), *show_args("shuffle"))
+    assert rc == 1, out
+    assert "call 1 of 2, with d_work all zero, already returned a wrong sum" in out
+    assert "Call 1 of 2 returned the right sum" not in out
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_skeleton_fails_cleanly(variant):
     skel = binary("p12_cpu")

@@ -226,6 +226,14 @@ def test_driver_refuses_block_sizes_the_tree_cannot_take(variant, tpb, why):
 
 # ---- the skeleton ---------------------------------------------------------------------------
 
+def test_skeleton_output_names_the_float_fill():
+    # -4.316021e+08 means nothing to a learner until it is named: the 0xCD bytes read as a float.
+    rc, out = run(binary("p13_cpu"), *show_args("block"))
+    assert rc == 1, out
+    assert "got -4.316021e+08 (uninitialized: the 0xCD fill read as a float)" in out
+    assert "note: memory from cudaMalloc and __shared__ arrays starts as garbage" in out
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_skeleton_fails_cleanly(variant):
     skel = binary("p13_cpu")

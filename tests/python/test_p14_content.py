@@ -172,6 +172,27 @@ def test_skeleton_fails_cleanly(variant):
         assert result(out)["verdict"] == "fail"
 
 
+def test_skeleton_output_names_the_uninitialized_fill_once():
+    # An untouched cudaMalloc buffer reads as -842150451 (the 0xCD fill); the learner is told so
+    # on the first line that shows it, and once why, not on every line.
+    rc, out = run(binary("p14_cpu"), *show_args("simple"))
+    assert rc == 1, out
+    assert out.count("got -842150451 (uninitialized: the 0xCD fill read as an int)") == 1, out
+    assert out.count("got -842150451\n") >= 2
+    assert "note: memory from cudaMalloc and __shared__ arrays starts as garbage" in out
+
+
+def test_a_failing_random_case_prints_input_out_and_expected_near_the_first_mismatch():
+    # `check` shows these lines and its hint points at them (issue 9, item 3); a long case is
+    # shortened around the first mismatch.
+    rc, out = run(binary("p14_cpu"), "--variant", "complete", "--n", 5000, "--tpb", 32, "--seed", 3)
+    assert rc == 1, out
+    lines = {l.split(":")[0]: l for l in out.splitlines() if l.startswith(("input:", "out:", "expected:"))}
+    assert set(lines) == {"input", "out", "expected"}, out
+    assert lines["out"].startswith("out:      [-842150451, ") and "... 4984 more ...]" in lines["out"]
+    assert lines["expected"].count(", ") < 20  # shortened, not 5000 numbers
+
+
 # ---- planted bugs ---------------------------------------------------------------------------
 
 PLANTED = sorted((REPO / "tests" / "planted" / "p14").glob("*.plant"))
