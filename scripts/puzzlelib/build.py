@@ -293,10 +293,11 @@ def progress(text: str) -> None:
 BUILD_STEP = re.compile(r"^\[\s*\d+(?:/\d+|%)\]\s")
 
 
-def _build_progress(target: str) -> Callable[[str], None]:
+def _build_progress(target: str, root: Path) -> Callable[[str], None]:
     def on_line(line: str) -> None:
         if BUILD_STEP.match(line):
-            step = line if len(line) <= 110 else line[:107] + "..."
+            step = normalize_paths(line, root)
+            step = step if len(step) <= 110 else step[:107] + "..."
             progress("building %s: %s" % (target, step))
     return on_line
 
@@ -338,7 +339,7 @@ def build_target(root: Path, build: Path, target: str, source: Optional[str] = N
         cmd = ["cmake", "--build", str(build), "--target", target, "-j", str(ncpu())]
         status("building %s ..." % target)
         start = time.monotonic()
-        rc, text = _capture(cmd, on_line=_build_progress(target))
+        rc, text = _capture(cmd, on_line=_build_progress(target, root))
         status("")
         if rc == 0:
             return time.monotonic() - start

@@ -1,0 +1,37 @@
+"""What a learner sees when their file uses CUDA the CPU simulator does not have (issue 9, item 8).
+
+Built for real, in a fresh copy of the repository: the simulator's own explanation (an #error in
+harness/sim/include) is shown although it is not in the learner's file, and a CUDA function the
+simulator lacks is named as such instead of g++'s "did you mean" guess alone.
+"""
+
+import shutil
+
+import pytest
+
+from test_concurrency import finish, fresh_tree, start
+
+
+@pytest.fixture
+def needs_toolchain():
+    if not shutil.which("cmake") or not any(shutil.which(c) for c in ("c++", "g++", "clang++")):
+        pytest.skip("needs cmake and a C++ compiler")
+
+
+def test_cooperative_groups_and_cuda_malloc_async_are_explained(tmp_path, needs_toolchain):
+    root = fresh_tree(tmp_path)
+    learner = root / "puzzles" / "p14" / "p14.cu"
+    text = learner.read_text(encoding="utf-8")
+    launcher = text.index("{", text.index("void p14_naive(")) + 1
+    text = (text[:launcher] + "\n  int* extra = nullptr;\n  cudaMallocAsync(&extra, 4, 0);\n" + text[launcher:])
+    learner.write_text("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n" + text,
+                       encoding="utf-8")
+    code, output = finish(start(root, "run", "p14", "--simple", "--backend", "cpu"))
+    assert code == 2, output  # a build error, not a failed puzzle
+    assert "Build of p14_cpu failed (puzzles/p14/p14.cu)" in output
+    # the simulator header's #error text, although the error is not in the learner's file
+    assert "cooperative groups are not supported by the CPU simulator" in output
+    assert "harness/sim/include/cooperative_groups.h" in output
+    assert "cudaMallocAsync is not supported by the CPU simulator; use cudaMalloc." in output
+    assert "puzzles/p14/p14.cu:2:" in output  # the learner's own line is still shown
+    assert str(root) not in output.split("Build of")[1]  # paths relative to the repository
