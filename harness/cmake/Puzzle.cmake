@@ -6,6 +6,8 @@
 # add_puzzle_binary(TARGET PUZZLE SOURCE BACKEND) builds one driver for any source file (the
 # tests use it for planted-bug learner files).
 
+include(${CMAKE_CURRENT_LIST_DIR}/Checker.cmake)  # pNN_checker, for `grade`
+
 # Reads the variant names of puzzle.json and writes the driver's dispatch table.
 function(_puzzle_variant_table puzzle out_var)
   set(json_path ${CMAKE_SOURCE_DIR}/puzzles/${puzzle}/puzzle.json)
@@ -70,6 +72,7 @@ function(add_puzzle puzzle)
   set(learner ${CMAKE_SOURCE_DIR}/puzzles/${puzzle}/${puzzle}.cu)
   set(solution ${CMAKE_SOURCE_DIR}/solutions/${puzzle}/${puzzle}.cu)
   add_puzzle_binary(${puzzle}_cpu ${puzzle} ${learner} cpu)
+  add_puzzle_checker(${puzzle})
   if(EXISTS ${solution})  # students' repositories have no solutions/
     add_puzzle_binary(${puzzle}_solution_cpu ${puzzle} ${solution} cpu)
   endif()

@@ -31,7 +31,7 @@ from . import grade_report as gr
 from .common import PROG, UsageError, err, fmt_seconds, mark, ncpu, out, quote_cmd, stdout_is_tty, table
 from .driver import PASS, USAGE
 from .grade_run import (excerpt, explain, first_error_location, format_memory, memory_limit_supported,
-                        parse_memory, run_capture, run_limited)
+                        parse_memory, run_capture, run_checked)
 from .options import parse, positive_int, seed_int, suggest_flag
 from .puzzles import Puzzle, find_puzzle, load_puzzle
 
@@ -41,6 +41,10 @@ DEFAULT_TIME_LIMIT = 30.0
 DEFAULT_MEMORY = "4G"
 DEFAULT_BUILD_TIMEOUT = 300.0
 MAX_WORKERS = 4  # simulator worker threads per run: each reserves address space (grade_run.py)
+# The learner file is also compiled for a GPU when nvcc is found, so that device code calling host
+# functions (exit, fopen, std::cout) is a build error, as on a GPU. No GPU is needed to compile.
+NVCC_FLAGS = ["-std=c++17", "-arch=sm_90", "-c"]
+NVCC_CANDIDATES = ("/usr/local/cuda/bin/nvcc",)
 WORKER_ADDRESS_SPACE = 200 << 20  # fiber stacks of a 1024-thread block, malloc arena, thread stack
 
 
@@ -55,7 +59,7 @@ GRADE_SPEC = {
     "--tree": str, "--pristine": str, "--manifest": str, "--points": str, "--seed": seed_int, "--only": str,
     "--json": str, "--junit": str, "--report-only": None, "--time-limit": positive_float,
     "--memory-limit": str, "--workers": positive_int, "--build-timeout": positive_float, "--work-dir": str,
-    "--submissions": str, "--out": str, "--update-manifest": None, "--check-manifest": None,
+    "--submissions": str, "--out": str, "--update-manifest": None, "--check-manifest": None, "--nvcc": str,
 }
 
 GRADE_HELP = """\
@@ -93,6 +97,9 @@ limits:
   --workers N          simulator worker threads per run (default: $CUDASIM_WORKERS, else the
                        number of cores, at most {max_workers})
   --build-timeout S    seconds per compile step (default {build_timeout:g})
+  --nvcc PATH|off      also compile each learner file for the GPU with this nvcc, so device code
+                       that calls host functions is a build error (default: $CUDACXX, nvcc on
+                       PATH or /usr/local/cuda/bin/nvcc when found; off: only the simulator)
   --work-dir DIR       keep the staged tree and build here and reuse them (e.g. a CI cache);
                        default: a temporary directory, removed afterwards
 
@@ -113,7 +120,9 @@ class GradeSetupError(Exception):
 
 class Settings:
     def __init__(self, seed: int, time_limit: float, memory: Optional[int], workers: int,
-                 build_timeout: float, points: gr.Points, only: Optional[Dict[str, Optional[List[str]]]]):
+                 build_timeout: float, points: gr.Points, only: Optional[Dict[str, Optional[List[str]]]],
+                 nvcc: Optional[str] = None):
+        self.nvcc = nvcc  # None: the learner files are not compiled for the GPU
         self.seed = seed
         self.time_limit = time_limit
         self.memory = memory
@@ -133,6 +142,37 @@ class Settings:
         return {"time_s": self.time_limit, "memory_mib": None if self.memory is None else self.memory >> 20,
                 "workers": self.workers, "stall_s": float(self.run_env()["CUDASIM_STALL_SECONDS"]),
                 "build_timeout_s": self.build_timeout}
+
+
+def checker_target(puzzle: str) -> str:
+    """The grader's half of a graded run: the driver without the learner's file (harness/channel.h)."""
+    return "%s_checker" % puzzle
+
+
+def shorten_name(name: str) -> str:
+    """nvcc's name of a host function, without template arguments: std::operator<< for a stream."""
+    name = " ".join(name.split())
+    if re.match(r"^[\w:]+$", name):
+        return name.lstrip(":")
+    m = re.search(r"((?:\w+::)*operator) ?(<<|>>|==|!=|\(\)|\[\]|[-+*/%&|^<>=!]=?)", name)
+    if m:
+        return m.group(1) + m.group(2)
+    return name if len(name) <= 60 else name[:57] + "..."
+
+
+def find_nvcc(option: Optional[str]) -> Optional[str]:
+    """The nvcc to compile learner files for the GPU with, or None (none found, or --nvcc off)."""
+    if option is not None:
+        if option.strip().lower() in ("off", "no", "none", "0"):
+            return None
+        found = shutil.which(option)
+        if not found:
+            raise UsageError("--nvcc %s: no such program (give the path of nvcc, or off)" % option)
+        return found
+    for candidate in [os.environ.get("CUDACXX", "").strip(), "nvcc"] + list(NVCC_CANDIDATES):
+        if candidate and shutil.which(candidate):
+            return shutil.which(candidate)
+    return None
 
 
 def case_seed(seed: int, puzzle: str, variant: str, index: int) -> int:
@@ -344,12 +384,20 @@ class Grader:
                 verdict, why_not = "build-error", learner_problem[name]
             if verdict:
                 self.say("%s %s: %s (%s)" % (mark(False), name, verdict, why_not))
-                builds.append({"puzzle": name, "ok": False, "seconds": 0.0, "diagnostic": why_not})
+                builds.append({"puzzle": name, "ok": False, "seconds": 0.0, "diagnostic": why_not,
+                               "device_compile": "not-run"})
                 for vname, flag in rows_for:
                     rows.append(self.row(name, vname, flag, verdict, why_not, diagnostic=why_not))
                 continue
             ok, seconds, reason, diagnostic = self.build(name, staged_dir, build_dir)
-            builds.append({"puzzle": name, "ok": ok, "seconds": round(seconds, 3), "diagnostic": diagnostic})
+            device = "not-run"
+            if ok:
+                device, device_seconds, device_reason, device_diagnostic = self.device_compile(name, staged_dir, work)
+                seconds += device_seconds
+                if device == "failed":
+                    ok, reason, diagnostic = False, device_reason, device_diagnostic
+            builds.append({"puzzle": name, "ok": ok, "seconds": round(seconds, 3), "diagnostic": diagnostic,
+                           "device_compile": device})
             if not ok:
                 self.say("%s %s: does not build (%s)" % (mark(False), name, reason))
                 for line in (diagnostic or "").splitlines():
@@ -358,8 +406,9 @@ class Grader:
                     rows.append(self.row(name, vname, flag, "build-error", reason, diagnostic=diagnostic))
                 continue
             binary = bld.binary_path(build_dir, decl.target(False, "cpu"))
+            checker = bld.binary_path(build_dir, checker_target(name))
             for vname, _ in rows_for:
-                rows.append(self.run_variant(decl.variants[vname], binary, staged_dir))
+                rows.append(self.run_variant(decl.variants[vname], binary, checker, staged_dir))
 
         review = []
         for name in graded:
@@ -387,6 +436,7 @@ class Grader:
             "started_at": started_at,
             "seconds": round(time.monotonic() - start, 3),
             "limits": s.limits(),
+            "nvcc": s.nvcc,
             "integrity": {"status": integrity.status, "checked_files": integrity.checked,
                           "modified": integrity.modified, "missing": integrity.missing,
                           "message": integrity.message()},
@@ -424,25 +474,28 @@ class Grader:
                                   % (quote_cmd(cmd), " (timed out)" if timed_out else "", tail))
 
     def build(self, name: str, staged: Path, build: Path):
-        """(ok, seconds, reason, diagnostic) of building one puzzle's learner target."""
+        """(ok, seconds, reason, diagnostic) of building one puzzle's learner target and its checker."""
         target = "%s_cpu" % name
         binary = bld.binary_path(build, target)
-        if binary.exists():
-            binary.unlink()  # never run a binary left from an earlier build
-        cmd = ["cmake", "--build", str(build), "--target", target, "-j", str(ncpu())]
+        checker = bld.binary_path(build, checker_target(name))
+        for old in (binary, checker):
+            if old.exists():
+                old.unlink()  # never run a binary left from an earlier build
+        cmd = ["cmake", "--build", str(build), "--target", target, checker_target(name), "-j", str(ncpu())]
         self.progress("building %s ..." % target)
         start = time.monotonic()
         rc, text, timed_out = run_capture(cmd, self.settings.build_timeout)
         seconds = time.monotonic() - start
         self.progress("")
         source = gi.learner_file(name)
-        if rc == 0 and binary.exists():
+        if rc == 0 and binary.exists() and checker.exists():
             self.say("%s: built (%s)" % (name, fmt_seconds(seconds)))
             return True, seconds, None, None
         if timed_out:
             return False, seconds, "compile timed out after %g s" % self.settings.build_timeout, None
-        if bld.unknown_target(text, target):
-            return False, seconds, "the build has no target %s" % target, None
+        for t in (target, checker_target(name)):
+            if bld.unknown_target(text, t):
+                return False, seconds, "the build has no target %s" % t, None
         summary = bld.build_failure_summary(text, staged, source, target)
         summary = summary.replace(str(staged.resolve()) + "/", "").replace(str(staged) + "/", "").strip("\n")
         where = first_error_location(text, staged, source)
@@ -453,11 +506,48 @@ class Grader:
             cases_total: int = 0, seconds: float = 0.0, failing_case=None, diagnostic=None) -> dict:
         max_points = self.settings.points.of(puzzle, variant)
         return {"puzzle": puzzle, "variant": variant, "flag": flag, "verdict": verdict, "reason": reason,
+                "require_device": self.settings.points.require_device(puzzle, variant),
                 "points": max_points if verdict == PASS else 0, "max_points": max_points,
                 "cases_run": cases_run, "cases_total": cases_total, "seconds": round(seconds, 3),
                 "failing_case": failing_case, "diagnostic": diagnostic or None}
 
-    def run_variant(self, variant, binary: Path, staged: Path) -> dict:
+    def device_compile(self, name: str, staged: Path, work: Path):
+        """(status, seconds, reason, diagnostic) of compiling the learner file for the GPU with nvcc:
+        status ok, failed or skipped (no nvcc). Successes are remembered by content in the work
+        directory, so an unchanged file is not compiled again."""
+        s = self.settings
+        if not s.nvcc:
+            return "skipped", 0.0, None, None
+        source = gi.learner_file(name)
+        src = staged / source
+        cmd = [s.nvcc] + NVCC_FLAGS + ["-I", str(staged / "harness" / "include"), "-I", str(staged / "puzzles" / name),
+                                       str(src), "-o", str(work / "device" / (name + ".o"))]
+        digest = hashlib.sha256(("\0".join(cmd[:1] + NVCC_FLAGS) + "\0").encode() + src.read_bytes()).hexdigest()[:24]
+        stamp = work / "device" / ("%s.%s.ok" % (name, digest))
+        if stamp.is_file():
+            return "ok", 0.0, None, None
+        (work / "device").mkdir(parents=True, exist_ok=True)
+        self.progress("compiling %s for the GPU ..." % source)
+        start = time.monotonic()
+        rc, text, timed_out = run_capture(cmd, s.build_timeout, cwd=staged)
+        seconds = time.monotonic() - start
+        self.progress("")
+        if rc == 0:
+            stamp.write_text(" ".join(cmd) + "\n")
+            self.say("%s: compiled for the GPU (%s)" % (name, fmt_seconds(seconds)))
+            return "ok", seconds, None, None
+        if timed_out:
+            return "failed", seconds, "GPU compile timed out after %g s" % s.build_timeout, None
+        summary = bld.build_failure_summary(text, staged, source, "%s (nvcc)" % name)
+        summary = summary.replace(str(staged.resolve()) + "/", "").replace(str(staged) + "/", "").strip("\n")
+        where = first_error_location(text, staged, source)
+        host_call = re.search(r'calling a __host__ function\("([^"]+)"\)', text)
+        reason = "compile error for the GPU" + (" at %s" % where if where else "")
+        if host_call:
+            reason += ": device code calls the host function %s" % shorten_name(host_call.group(1))
+        return "failed", seconds, reason, summary
+
+    def run_variant(self, variant, binary: Path, checker: Path, staged: Path) -> dict:
         s = self.settings
         cases = variant.sweep("cpu", s.seed)
         env = s.run_env()
@@ -467,8 +557,9 @@ class Grader:
         for i, (n, tpb) in enumerate(cases):
             self.progress("%s  case %d/%d  n=%d tpb=%d" % (variant.label, i + 1, len(cases), n, tpb))
             seed = case_seed(s.seed, variant.puzzle, variant.name, i)
-            cmd = [str(binary), "--variant", variant.name, "--n", str(n), "--tpb", str(tpb), "--seed", str(seed)]
-            outcome = run_limited(cmd, s.time_limit, s.memory, env, cwd=staged)
+            args = ["--variant", variant.name, "--n", str(n), "--tpb", str(tpb), "--seed", str(seed)]
+            outcome = run_checked(checker, binary, args, s.time_limit, s.memory, env, cwd=staged,
+                                  require_device=s.points.require_device(variant.puzzle, variant.name))
             ran += 1
             if not outcome.passed:
                 failure = (i, n, tpb, seed, outcome)
@@ -576,6 +667,14 @@ def print_table(report: dict, total_seconds: float) -> None:
         len(report["variants"]), fmt_seconds(total_seconds), report["seed"]))
 
 
+def gpu_compile_line(settings: Settings) -> str:
+    if settings.nvcc:
+        return "GPU compile: %s %s (device code that calls host functions is a build error)" % (
+            settings.nvcc, " ".join(NVCC_FLAGS))
+    return ("GPU compile: off (no nvcc found; --nvcc PATH): device code is only run on the simulator, "
+            "which lets it call host functions")
+
+
 def replay_command(seed: int, tree: Optional[Path], root: Path, pristine: Optional[Path], only) -> str:
     parts = ["grade", "--seed", str(seed)]
     if tree is not None and tree.resolve() != root.resolve():
@@ -656,7 +755,7 @@ def cmd_grade(root: Path, args: List[str]) -> int:
     for name in points.unknown_names(decls):
         err("warning: %s names %s, which this course does not have" % (points.source, name))
     settings = Settings(seed, p.get("--time-limit", DEFAULT_TIME_LIMIT), memory, workers,
-                        p.get("--build-timeout", DEFAULT_BUILD_TIMEOUT), points, only)
+                        p.get("--build-timeout", DEFAULT_BUILD_TIMEOUT), points, only, find_nvcc(p.get("--nvcc")))
 
     if batch:
         if p.get("--json") or p.get("--tree"):
@@ -682,6 +781,7 @@ def cmd_grade(root: Path, args: List[str]) -> int:
         settings.time_limit, format_memory(memory) if memory_limit_supported() or memory is None
         else format_memory(memory) + " (not enforced on this system)",
         workers, "" if workers == 1 else "s", settings.limits()["stall_s"]))
+    out(gpu_compile_line(settings))
     if only:
         out("only: %s" % only_text(only))
     start = time.monotonic()
@@ -716,6 +816,7 @@ def grade_batch(root: Path, folder: Path, source: Source, settings: Settings, p)
     out("seed: %d (the same hidden inputs for every student)" % settings.seed)
     out("limits: %g s per run, %s, %d simulator workers" % (settings.time_limit, format_memory(settings.memory),
                                                              settings.workers))
+    out(gpu_compile_line(settings))
     if settings.only:
         out("only: %s" % only_text(settings.only))
     start = time.monotonic()

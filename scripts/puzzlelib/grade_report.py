@@ -15,9 +15,9 @@ from typing import Dict, List, Optional
 
 from .common import UsageError
 
-SCHEMA_VERSION = 1
-VERDICTS = ("pass", "fail", "race", "error", "build-error", "tampered")
-FAILURES = ("fail", "race")  # JUnit <failure>; the other non-pass verdicts are <error>
+SCHEMA_VERSION = 2  # 2: the verdict not-on-device, builds[].device_compile, variants[].require_device
+VERDICTS = ("pass", "fail", "race", "not-on-device", "error", "build-error", "tampered")
+FAILURES = ("fail", "race", "not-on-device")  # JUnit <failure>; the other non-pass verdicts are <error>
 
 
 # ------------------------------------------------------------------------------ points
@@ -26,10 +26,13 @@ class Points:
     """grading/points.json:
 
         {"version": 1, "default": 1,
-         "puzzles": {"p14": {"naive": 1, "simple": 2, ...}, "p12": 3}}
+         "puzzles": {"p14": {"naive": 1, "simple": 2, ...}, "p12": 3},
+         "require_device": {"default": true, "puzzles": {"p13": {"complete": false}}}}
 
     A puzzle maps to {variant: points} or to one number for each of its variants; variants not
-    listed get "default".
+    listed get "default". require_device (optional; true everywhere when absent): whether an output
+    must be written by a kernel to pass, as a boolean for everything or per puzzle and variant in
+    the same shape as the points.
     """
 
     def __init__(self, data: Optional[dict] = None, source: str = "(built-in: 1 point per variant)"):
@@ -37,9 +40,10 @@ class Points:
         where = source
         if not isinstance(data, dict):
             raise UsageError("%s: expected a JSON object" % where)
-        unknown = set(data) - {"version", "default", "puzzles", "comment"}
+        unknown = set(data) - {"version", "default", "puzzles", "comment", "require_device"}
         if unknown:
-            raise UsageError("%s: unknown keys %s (expected version, default, puzzles)" % (where, sorted(unknown)))
+            raise UsageError("%s: unknown keys %s (expected version, default, puzzles, require_device)"
+                             % (where, sorted(unknown)))
         self.source = source
         self.default = data.get("default", 1)
         self._check_number(self.default, where + ": default")
@@ -52,6 +56,30 @@ class Points:
                     self._check_number(value, "%s: %s %s" % (where, puzzle, variant))
             else:
                 self._check_number(spec, "%s: %s" % (where, puzzle))
+        device = data.get("require_device", True)
+        if isinstance(device, bool):
+            device = {"default": device}
+        if not isinstance(device, dict) or set(device) - {"default", "puzzles"}:
+            raise UsageError("%s: require_device must be true, false or {\"default\": true, \"puzzles\": "
+                             "{\"p13\": {\"complete\": false}}}, got %s" % (where, json.dumps(device)))
+        self.device_default = device.get("default", True)
+        self.device_puzzles = device.get("puzzles", {})
+        if not isinstance(self.device_default, bool) or not isinstance(self.device_puzzles, dict):
+            raise UsageError("%s: require_device: default must be true or false and puzzles an object" % where)
+        for puzzle, spec in self.device_puzzles.items():
+            values = spec.values() if isinstance(spec, dict) else [spec]
+            if not all(isinstance(v, bool) for v in values):
+                raise UsageError("%s: require_device: %s must map to true/false, or to {variant: true/false}"
+                                 % (where, puzzle))
+
+    def require_device(self, puzzle: str, variant: str) -> bool:
+        """Whether the variant's output must be written by a kernel ("not-on-device" otherwise)."""
+        spec = self.device_puzzles.get(puzzle)
+        if isinstance(spec, dict):
+            return spec.get(variant, self.device_default)
+        if spec is not None:
+            return spec
+        return self.device_default
 
     @staticmethod
     def _check_number(value, where):
@@ -79,12 +107,13 @@ class Points:
     def unknown_names(self, puzzles) -> List[str]:
         """Puzzles or variants named in the file that the tree does not have (typos)."""
         names = []
-        for puzzle, spec in self.puzzles.items():
-            if puzzle not in puzzles:
-                names.append(puzzle)
-            elif isinstance(spec, dict):
-                names += ["%s:%s" % (puzzle, v) for v in spec if v not in puzzles[puzzle].variants]
-        return names
+        for table in (self.puzzles, self.device_puzzles):
+            for puzzle, spec in table.items():
+                if puzzle not in puzzles:
+                    names.append(puzzle)
+                elif isinstance(spec, dict):
+                    names += ["%s:%s" % (puzzle, v) for v in spec if v not in puzzles[puzzle].variants]
+        return sorted(set(names), key=names.index)
 
 
 def fmt_points(value) -> str:
@@ -117,7 +146,7 @@ def _clean(text) -> str:
 
 def junit_tree(reports: List[dict]) -> ET.ElementTree:
     """One <testsuite> per puzzle (per student and puzzle in batch mode), one <testcase> per
-    variant: fail and race are <failure>, error, build-error and tampered are <error>."""
+    variant: fail, race and not-on-device are <failure>, error, build-error and tampered are <error>."""
     root = ET.Element("testsuites", name="puzzle grade")
     totals = {"tests": 0, "failures": 0, "errors": 0}
     seconds = 0.0

@@ -20,7 +20,7 @@ import time
 from typing import Dict, List, Optional, Tuple
 
 from . import build as bld
-from .driver import ERROR, RACE, Outcome, parse_result_line, relevant_lines
+from .driver import ERROR, FAIL, PASS, RACE, USAGE, Outcome, parse_result_line, relevant_lines, signal_name
 
 MAX_KEPT_LINES = 4000
 MAX_LINE_BYTES = 1 << 16
@@ -85,24 +85,48 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 def run_limited(cmd: List[str], timeout: float, memory: Optional[int] = None,
-                env: Optional[Dict[str, str]] = None, cwd=None) -> Outcome:
+                env: Optional[Dict[str, str]] = None, cwd=None, verdict_fd_env: Optional[str] = None) -> Outcome:
     """Run one driver command like driver.run_driver, with a memory limit and an environment.
 
     Output lines are capped (MAX_LINE_BYTES each, the last MAX_KEPT_LINES kept) so a program
     that floods its output cannot exhaust the grader's memory.
+
+    verdict_fd_env: the result is read from a pipe of its own, whose descriptor the program finds
+    in that environment variable, and never from the output (which learner code can write to).
     """
     start = time.monotonic()
     kwargs = {}
     if os.name == "posix":
         kwargs["start_new_session"] = True
         kwargs["preexec_fn"] = _limiter(memory)
+    verdict_read = verdict_write = None
+    if verdict_fd_env:
+        verdict_read, verdict_write = os.pipe()
+        env = dict(os.environ if env is None else env)
+        env[verdict_fd_env] = str(verdict_write)
+        kwargs["pass_fds"] = (verdict_write,)
     try:
-        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, cwd=None if cwd is None else str(cwd), env=env, **kwargs)
+        try:
+            proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, cwd=None if cwd is None else str(cwd), env=env, **kwargs)
+        finally:
+            if verdict_write is not None:
+                os.close(verdict_write)
     except OSError as e:
+        if verdict_read is not None:
+            os.close(verdict_read)
         outcome = Outcome(list(map(str, cmd)), 127, ["cannot start %s: %s" % (cmd[0], e)], None, False, 0.0)
         outcome.kind, outcome.reason = ERROR, "could not start the program"
         return outcome
+
+    verdicts = []
+
+    def verdict_reader():
+        with os.fdopen(verdict_read, "rb") as f:
+            for raw in iter(lambda: f.readline(MAX_LINE_BYTES), b""):
+                _, data = parse_result_line(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+                if data is not None:
+                    verdicts.append(data)
 
     kept = collections.deque(maxlen=MAX_KEPT_LINES)
     results = []
@@ -120,6 +144,10 @@ def run_limited(cmd: List[str], timeout: float, memory: Optional[int] = None,
 
     thread = threading.Thread(target=reader, daemon=True)
     thread.start()
+    vthread = None
+    if verdict_read is not None:
+        vthread = threading.Thread(target=verdict_reader, daemon=True)
+        vthread.start()
     timed_out = False
     try:
         proc.wait(timeout=timeout)
@@ -134,8 +162,69 @@ def run_limited(cmd: List[str], timeout: float, memory: Optional[int] = None,
     # A grandchild that kept the pipe open (e.g. a forked process) must not hang the grader.
     _kill_group(proc)
     thread.join(timeout=5)
+    if vthread is not None:
+        vthread.join(timeout=5)
+        results = verdicts
     return Outcome(list(map(str, cmd)), proc.returncode, list(kept), results[-1] if results else None,
                    timed_out, time.monotonic() - start)
+
+
+# ------------------------------------------------------------------------------ checked runs
+
+NOT_ON_DEVICE = "not-on-device"
+CHECK_LEARNER_ENV = "PUZZLES_CHECK_LEARNER"
+VERDICT_FD_ENV = "PUZZLES_VERDICT_FD"
+ALLOW_HOST_ENV = "PUZZLES_ALLOW_HOST_OUTPUT"
+CHECKED_CODES = {PASS: 0, FAIL: 1, RACE: 3, ERROR: 4, NOT_ON_DEVICE: 5}
+
+
+def run_checked(checker, learner, args: List[str], timeout: float, memory: Optional[int] = None,
+                env: Optional[Dict[str, str]] = None, cwd=None, require_device: bool = True) -> Outcome:
+    """One graded case: the checker (pNN_checker, the driver without the learner's file) starts the
+    learner's binary, receives its output and compares; its verdict comes back on a pipe the
+    learner's process never holds (harness/channel.h). Nothing in the output decides the verdict."""
+    env = dict(os.environ if env is None else env)
+    env[CHECK_LEARNER_ENV] = str(learner)
+    env.pop(ALLOW_HOST_ENV, None)
+    if not require_device:
+        env[ALLOW_HOST_ENV] = "1"
+    outcome = run_limited([str(checker)] + list(args), timeout, memory, env, cwd, verdict_fd_env=VERDICT_FD_ENV)
+    return classify_checked(outcome)
+
+
+def classify_checked(outcome: Outcome) -> Outcome:
+    """The verdict of a checked run from the checker's RESULT (outcome.result) and exit code."""
+    rc, result = outcome.returncode, outcome.result
+    if outcome.timed_out or outcome.reason == "could not start the program":
+        return outcome
+    if result is None or not result.get("checked"):
+        if rc == 2:  # the driver refused the case before anything ran
+            outcome.kind, outcome.reason = USAGE, "the driver rejected its command line"
+        elif rc is not None and rc < 0:
+            outcome.kind, outcome.reason = ERROR, (
+                "the grader's checker was killed (%s): the learner's program may have signalled its parent"
+                % signal_name(-rc))
+        else:
+            outcome.kind, outcome.reason = ERROR, "the grader's checker ended without a verdict (exit code %s)" % rc
+        return outcome
+    verdict, reason = result.get("verdict"), result.get("reason")
+    expected_rc = CHECKED_CODES.get(verdict)
+    if verdict == ERROR and rc is not None and rc > 128:
+        expected_rc = rc  # the learner's process died of signal rc - 128
+    if expected_rc is None or rc != expected_rc:
+        outcome.kind, outcome.reason = ERROR, "the grader's checker reported %r with exit code %s" % (verdict, rc)
+        return outcome
+    if verdict == PASS:
+        outcome.kind, outcome.reason = PASS, "passed"
+    elif verdict == FAIL:
+        outcome.kind, outcome.reason = FAIL, "wrong answer"
+    elif verdict == RACE:
+        outcome.kind, outcome.reason = RACE, "race: result depends on thread order"
+    elif verdict == NOT_ON_DEVICE:
+        outcome.kind, outcome.reason = NOT_ON_DEVICE, reason or "not computed on the device"
+    else:
+        outcome.kind, outcome.reason = ERROR, reason or "kernel error"
+    return outcome
 
 
 def run_capture(cmd: List[str], timeout: float, cwd=None, env=None) -> Tuple[int, str, bool]:

@@ -25,6 +25,7 @@ from puzzlelib import grade as gmod
 from puzzlelib import grade_integrity as gi
 from puzzlelib import grade_report as gr
 from puzzlelib import grade_run
+from puzzlelib.common import UsageError
 from puzzlelib.driver import Outcome
 
 FIXTURES = REPO / "tests" / "fixtures" / "grade"
@@ -69,6 +70,12 @@ def make_submission(name: str, dest: Path) -> Path:
     for rel, text in meta.get("append", {}).items():
         with open(str(tree / rel), "a", encoding="utf-8") as f:
             f.write(text)
+    for rel, edits in meta.get("replace", {}).items():
+        text = (tree / rel).read_text(encoding="utf-8")
+        for old, new in edits:
+            assert text.count(old) == 1, "fixture %s: %r is not exactly once in %s" % (name, old, rel)
+            text = text.replace(old, new)
+        (tree / rel).write_text(text, encoding="utf-8")
     return tree
 
 
@@ -311,6 +318,139 @@ def test_race(tmp_path, grade_work, fresh_manifest):
     assert report["variants"][0]["failing_case"]["n"] > 1  # one element cannot race
     assert "race in kernel scan_in_place" in report["variants"][0]["diagnostic"]
     assert junit_cases(junit)["p14 --simple"].find("failure").get("type") == "race"
+
+
+# ------------------------------------------------------------------------------ verdicts that cannot be forged
+
+def in_process_outcome(grade_work, variant, n, tpb, seed, puzzle="p14"):
+    """The learner's binary of the last grade run, run alone: its driver compares inside the
+    process that runs learner code, as `run` and `check` do. Classified as grade used to."""
+    binary = grade_work / "build" / "bin" / ("%s_cpu" % puzzle)
+    return grade_run.run_limited([binary, "--variant", variant, "--n", n, "--tpb", tpb, "--seed", seed], 60)
+
+
+def test_forged_results_are_rejected(tmp_path, grade_work, fresh_manifest):
+    """Printing a forged RESULT line, ending the program with status 0, zeroing the driver's input
+    through a pointer, killing the parent: each is a fail or an error, and the grader survives."""
+    needs_toolchain()
+    tree = make_submission("forged", tmp_path / "forged")
+    r, report, junit = grade(tree, "p14", "--naive", "--simple", "--double-buffer", "--complete", "--seed", "12",
+                             "--manifest", fresh_manifest, work=grade_work)
+    assert r.returncode == 1, r
+    got = verdicts(report)
+    assert got["naive"] == "fail" and got["simple"] == "error" and got["complete"] == "error", report["variants"]
+    assert got["double-buffer"] in ("fail", "error"), report["variants"]  # n=1 makes the pointer hunt a guess
+    why = reasons(report)
+    assert why["naive"] == "wrong answer"
+    assert why["simple"] == ("the program ended (exit status 0) before its output reached the grader: "
+                             "learner code must not end the program")
+    assert why["complete"].startswith("the grader's checker was killed (SIGKILL)"), why["complete"]
+    assert report["score"]["points"] == 0
+    # The same binary passes where the comparison runs in its own process.
+    forged_exit = in_process_outcome(grade_work, "simple", 5, 8, 1)
+    assert forged_exit.passed, forged_exit
+    forged_input = in_process_outcome(grade_work, "double-buffer", 100, 256, 3)
+    assert forged_input.passed, (forged_input, forged_input.lines)
+    # ... and on that case the checker, which made its own input, says wrong answer.
+    r, report, _ = grade(tree, "p14", "--double-buffer", "--seed", "12", "--manifest", fresh_manifest,
+                         work=grade_work)
+    diagnostic = report["variants"][0]["diagnostic"]
+    assert report["variants"][0]["verdict"] in ("fail", "error") and "RESULT" not in diagnostic
+
+
+def test_replaced_comparison_is_not_used(tmp_path, grade_work, fresh_manifest):
+    """A learner file that links its own harness::detail::eq<int> over the driver's: the checker
+    binary has no learner code, so its comparison is the real one."""
+    needs_toolchain()
+    tree = make_submission("forged-compare", tmp_path / "forged-compare")
+    r, report, _ = grade(tree, "p14", "--naive", "--simple", "--manifest", fresh_manifest, work=grade_work)
+    assert r.returncode == 1, r
+    assert verdicts(report) == {"naive": "fail", "simple": "fail"}
+    assert "mismatch" in report["variants"][1]["diagnostic"]
+    forged = in_process_outcome(grade_work, "simple", 5, 8, 1)
+    assert forged.passed, forged
+
+
+def test_host_computed_output_is_not_on_device(tmp_path, grade_work, fresh_manifest):
+    needs_toolchain()
+    tree = make_submission("host-computed", tmp_path / "host-computed")
+    r, report, junit = grade(tree, "p14", "--naive", "--simple", "--complete", "--seed", "4",
+                             "--manifest", fresh_manifest, work=grade_work)
+    assert r.returncode == 1, r
+    assert verdicts(report) == {"naive": "pass", "simple": "not-on-device", "complete": "not-on-device"}
+    why = reasons(report)
+    assert why["simple"] == "not computed on the device: the program launched no kernel"
+    assert re.match(r"^not computed on the device: out\[0\] was last written by a cudaMemcpy from host memory, "
+                    r"not by a kernel \((\d+) of \1 output bytes\)$", why["complete"]), why["complete"]
+    complete = next(v for v in report["variants"] if v["variant"] == "complete")
+    assert complete["points"] == 0 and complete["require_device"] is True and complete["failing_case"]["index"] == 1
+    assert "every output element must be written by a kernel" in complete["diagnostic"]
+    assert report["counts"]["not-on-device"] == 2
+    failure = junit_cases(junit)["p14 --complete"].find("failure")
+    assert failure.get("type") == "not-on-device"
+    assert in_process_outcome(grade_work, "complete", 100, 8, 1).passed  # the answer itself is right
+    # An instructor can accept host output for a variant.
+    points = tmp_path / "points.json"
+    points.write_text(json.dumps({"version": 1, "default": 1,
+                                  "require_device": {"puzzles": {"p14": {"simple": False}}}}))
+    r, report, _ = grade(tree, "p14", "--simple", "--complete", "--seed", "4", "--points", points,
+                         "--manifest", fresh_manifest, work=grade_work)
+    assert verdicts(report) == {"simple": "pass", "complete": "not-on-device"}
+    assert {v["variant"]: v["require_device"] for v in report["variants"]} == {"simple": False, "complete": True}
+
+
+def test_require_device_setting():
+    points = gr.Points({"require_device": {"default": False, "puzzles": {"p14": {"simple": True}, "p12": True}}})
+    assert points.require_device("p14", "simple") is True
+    assert points.require_device("p14", "naive") is False
+    assert points.require_device("p12", "k1") is True
+    assert points.require_device("p13", "block") is False
+    assert gr.Points({}).require_device("p14", "simple") is True
+    assert gr.Points({"require_device": False}).require_device("p14", "simple") is False
+    for bad in ({"require_device": "yes"}, {"require_device": {"puzzles": {"p14": 1}}},
+                {"require_device": {"default": True, "other": 1}}):
+        with pytest.raises(UsageError):
+            gr.Points(bad)
+
+
+def test_device_code_calling_host_functions_is_a_build_error(tmp_path, grade_work, fresh_manifest):
+    """With nvcc, the learner file is also compiled for the GPU: a kernel that calls fopen, exit or
+    std::cout does not build, as on a GPU, even though the simulator runs it."""
+    needs_toolchain()
+    nvcc = gmod.find_nvcc(None)
+    if not nvcc:
+        pytest.skip("needs nvcc")
+    tree = make_submission("device-host-call", tmp_path / "device-host-call")
+    r, report, junit = grade(tree, "p14", "--naive", "--manifest", fresh_manifest, work=grade_work)
+    assert r.returncode == 1, r
+    assert verdicts(report) == {"naive": "build-error"}
+    assert reasons(report) == {"naive": "compile error for the GPU at puzzles/p14/p14.cu:14: device code calls the "
+                                        "host function fopen"}
+    build = report["builds"][0]
+    assert build["device_compile"] == "failed" and report["nvcc"] == nvcc
+    assert 'calling a __host__ function("exit")' in build["diagnostic"]
+    assert str(grade_work) not in build["diagnostic"]
+    r, report, _ = grade(tree, "p14", "--naive", "--nvcc", "off", "--manifest", fresh_manifest, work=grade_work)
+    assert verdicts(report) == {"naive": "pass"}  # the simulator alone runs the kernel
+    assert report["builds"][0]["device_compile"] == "skipped" and report["nvcc"] is None
+
+
+def test_verdict_does_not_depend_on_the_worker_count(tmp_path, grade_work, fresh_manifest):
+    """`*out += in[i]` instead of atomicAdd: the same verdict and the same failing case with 1, 2
+    and 16 simulator workers (CUDASIM_WORKERS), so a one-core runner grades as a 16-core one."""
+    needs_toolchain()
+    if not (REPO / "solutions" / "p12" / "p12.cu").is_file():
+        pytest.skip("needs solutions/p12")
+    tree = make_submission("nonatomic", tmp_path / "nonatomic")
+    results = {}
+    for workers in (1, 2, 16):
+        r, report, _ = grade(tree, "p12", "--atomic", "--seed", "8", "--workers", str(workers), "--memory-limit", "0",
+                             "--manifest", fresh_manifest, work=grade_work)
+        row = report["variants"][0]
+        assert report["limits"]["workers"] == workers
+        results[workers] = (row["verdict"], row["reason"], row["failing_case"] and row["failing_case"]["index"])
+    assert results[1][0] == "race", results
+    assert results[1] == results[2] == results[16], results
 
 
 def test_memory_limit(tmp_path, grade_work, fresh_manifest):

@@ -48,6 +48,24 @@ void check(cudaError_t e, const char* what, const char* file = __builtin_FILE(),
 // Call after the learner's host code returns: reports launch errors and kernel faults.
 void check_kernels(const char* what);
 
+// ---- the output channel of a graded run (harness/channel.h) ---------------------------------
+namespace detail {
+// Local: finish() compares (run, check). Send: the learner's process under `grade` sends its output
+// to the checker. Receive: the checker (pNN_checker) compares the output it received.
+enum class Route { Local, Send, Receive };
+Route route();
+void note_download(const void* device, const void* host, size_t bytes);  // what the simulator saw
+int send_output(const Case& c, const void* data, size_t element_size, size_t count);
+// Fills data with the learner's output; ends the process with the verdict when there is none.
+void receive_output(const Case& c, void* data, size_t element_size, size_t count);
+int conclude(const Case& c, int rc);  // the checker's verdict for a compared output
+struct Receiver {
+  void (*receive)(const Case& c, void* data, size_t element_size, size_t count);
+  int (*conclude)(const Case& c, int rc);
+};
+void set_receiver(const Receiver* r);  // checker.cpp registers itself
+}  // namespace detail
+
 // A device buffer owned by the driver. Copies in on construction, out with download().
 template <class T>
 class DeviceArray {
@@ -71,6 +89,7 @@ class DeviceArray {
   std::vector<T> download(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
     std::vector<T> h(n_);
     check(cudaMemcpy(h.data(), p_, bytes(), cudaMemcpyDeviceToHost), "cudaMemcpy to the host", file, line);
+    detail::note_download(p_, h.data(), n_ * sizeof(T));
     return h;
   }
 
@@ -120,8 +139,18 @@ bool eq(const void* a, const void* b, size_t i, double tol) {
 template <class TI, class TO>
 int finish(const Case& c, const Config& cfg, const std::vector<TI>& input, const std::vector<TO>& got,
            const std::vector<TO>& expected, Tolerance tol = {}) {
-  return detail::finish_impl(c, cfg, input.size(), expected.size(), &detail::at<TI>, &input, &detail::at<TO>, &got, &expected,
-                             &detail::eq<TO>, tol.rel);
+  // Under `grade` the process that runs the learner's code never compares: it sends its output to
+  // the checker, which runs this driver without the learner's code and compares (harness/channel.h).
+  const detail::Route route = detail::route();
+  if (route == detail::Route::Send) return detail::send_output(c, got.data(), sizeof(TO), got.size());
+  if (route == detail::Route::Local)
+    return detail::finish_impl(c, cfg, input.size(), expected.size(), &detail::at<TI>, &input, &detail::at<TO>, &got,
+                               &expected, &detail::eq<TO>, tol.rel);
+  std::vector<TO> received(expected.size());
+  detail::receive_output(c, received.data(), sizeof(TO), received.size());
+  const int rc = detail::finish_impl(c, cfg, input.size(), expected.size(), &detail::at<TI>, &input, &detail::at<TO>,
+                                     &received, &expected, &detail::eq<TO>, tol.rel);
+  return detail::conclude(c, rc);
 }
 
 }  // namespace harness
