@@ -347,7 +347,9 @@ def cmd_check(root: Path, args: List[str]) -> int:
                                                      "" if reason == "does not build" else " (%s)" % reason))
                     results.append(VariantResult(v, ERROR, 0, 0, 0.0, reason))
                 continue
-        out("%s: %s; backend: %s" % (puzzle.name, puzzle.title, bld.backend_label(backend, note)))
+        # As in `run`: a machine without a GPU needs no note; a GPU that is not used does.
+        shown_note = "" if note == "no GPU found" else note
+        out("%s: %s; backend: %s" % (puzzle.name, puzzle.title, bld.backend_label(backend, shown_note)))
         flags = _run_flags(solution, backend, binary_opt)
         for v in variants:
             results.append(check_variant(root, v, binary, backend, seed, quick, timeout, flags))
