@@ -1,14 +1,26 @@
 #!/usr/bin/env python3
-"""How fast is the CPU simulator? Simulated CUDA threads per second on the p14 --complete
-reference, on one worker thread (one core), with one thread schedule (the fast path) and with
-the three schedules that `run` and `check` use. Where numba is installed, numba's CUDA simulator
-runs the same algorithm (scripts/numba_scan.py) and the ratio is printed.
+"""How fast is the CPU simulator? Launched CUDA threads per second of the p14 --complete
+reference, on one worker thread (one core), with each fiber implementation (Boost.Context and
+the zero-dependency ucontext fallback), with one thread schedule and with the three schedules
+that `run` and `check` use, next to numba's CUDA simulator on the same algorithm
+(scripts/numba_scan.py) in the same run. Prints a Markdown report naming the machine.
 
-    python3 scripts/bench_sim.py [--n 1048576] [--tpb 256] [--numba-n 1024] [--no-numba]
+    python3 -m pip install numba          # once, for the comparison (PyPI)
+    python3 scripts/bench_sim.py [--n 1048576] [--tpb 256] [--numba-n 2048] [--runs 3]
+                                 [--no-numba] [--no-ucontext] [--out FILE]
+
+What is counted: a *launched thread* is one CUDA thread of one kernel launch (blocks x threads
+per block, summed over the launches), counted once however many schedules re-run it. The rate
+is launched threads divided by the simulator's time inside the launches (`--stats`; numba:
+the wall time of the scan). cudasim at 3 schedules runs every thread three times, so its rate
+per launched thread is about a third of its raw thread-run rate.
 """
 import argparse
+import datetime
 import json
 import os
+import platform
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -18,12 +30,50 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from puzzlelib import build as bld  # noqa: E402
 from puzzlelib.common import BuildError, build_dir, repo_root  # noqa: E402
 
+TARGET = "p14_solution_cpu"
+NUMBA_INSTALL = "python3 -m pip install numba"
 
-def sim_rate(binary: Path, n: int, tpb: int, schedules: str, workers: int) -> dict:
-    env = dict(os.environ, CUDASIM_WORKERS=str(workers))
-    cmd = [str(binary), "--variant", "complete", "--n", str(n), "--tpb", str(tpb), "--seed", "1", "--schedules", schedules,
-           "--stats"]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=900)
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    system = platform.platform()
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                system = line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    return "%s, %d cores, %s, Python %s" % (cpu, os.cpu_count() or 0, system, platform.python_version())
+
+
+def source_version(root: Path) -> str:
+    """The commit measured, when the tree is a clean git checkout of one."""
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, universal_newlines=True, timeout=30)
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "harness", "solutions",
+                                "scripts"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               universal_newlines=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    if head.returncode != 0:
+        return ""
+    return "commit %s%s" % (head.stdout.strip(), " with local changes" if dirty.stdout.strip() else "")
+
+
+def run_sim(binary: Path, n: int, tpb: int, schedules: str) -> dict:
+    env = dict(os.environ, CUDASIM_WORKERS="1")
+    cmd = [str(binary), "--variant", "complete", "--n", str(n), "--tpb", str(tpb), "--seed", "1",
+           "--schedules", schedules, "--stats"]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                          env=env, timeout=1800)
     stats = verdict = None
     for line in proc.stdout.splitlines():
         if line.startswith("STATS "):
@@ -33,63 +83,120 @@ def sim_rate(binary: Path, n: int, tpb: int, schedules: str, workers: int) -> di
     if proc.returncode != 0 or stats is None:
         raise RuntimeError("simulator run failed (%s):\n%s" % (" ".join(cmd), proc.stdout))
     stats["verdict"] = verdict
-    stats["rate"] = stats["threads"] / stats["kernel_seconds"]
     return stats
 
 
-def numba_rate(root: Path, n: int, tpb: int):
+def sim_rate(binary: Path, n: int, tpb: int, runs: int) -> dict:
+    """Median seconds of `runs` runs with 1 and with 3 schedules; rates per launched thread."""
+    one = [run_sim(binary, n, tpb, "forward") for _ in range(runs)]
+    three = [run_sim(binary, n, tpb, "forward,reverse,random") for _ in range(runs)]
+    launched = one[0]["threads"]  # one schedule runs each launched thread once
+    t1 = statistics.median(r["kernel_seconds"] for r in one)
+    t3 = statistics.median(r["kernel_seconds"] for r in three)
+    return {"n": n, "launched": launched, "runs3": three[0]["threads"], "fibers": one[0]["fibers"],
+            "s1": t1, "s3": t3, "rate1": launched / t1, "rate3": launched / t3,
+            "verdict": "pass" if all(r["verdict"] == "pass" for r in one + three) else "FAIL"}
+
+
+def numba_rate(root: Path, n: int, tpb: int, runs: int):
     try:
-        import numba  # noqa: F401
+        import numba
     except ImportError:
         return None
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    proc = subprocess.run([sys.executable, str(root / "scripts" / "numba_scan.py"), str(n), str(tpb)],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=3600)
-    if proc.returncode != 0:
-        raise RuntimeError("numba run failed:\n" + proc.stdout)
-    r = json.loads(proc.stdout.strip().splitlines()[-1])
-    r["rate"] = r["threads"] / r["seconds"]
-    return r
+    results = []
+    for _ in range(runs):
+        proc = subprocess.run([sys.executable, str(root / "scripts" / "numba_scan.py"), str(n), str(tpb)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, env=env,
+                              timeout=3600)
+        if proc.returncode != 0:
+            raise RuntimeError("numba run failed:\n" + proc.stdout)
+        results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    seconds = statistics.median(r["seconds"] for r in results)
+    return {"n": n, "launched": results[0]["threads"], "s": seconds, "rate": results[0]["threads"] / seconds,
+            "version": numba.__version__, "verdict": "pass" if all(r["correct"] for r in results) else "FAIL"}
+
+
+def build_binary(root: Path, folder: Path, extra) -> Path:
+    if extra and not bld.is_configured(folder):
+        with bld.BuildLock(folder, root):
+            subprocess.run(bld.configure_cmd(root, folder, extra), check=True, stdout=subprocess.DEVNULL)
+    bld.build_target(root, folder, TARGET, "solutions/p14/p14.cu")
+    return bld.binary_path(folder, TARGET)
+
+
+def fmt(x: float) -> str:
+    return "{:,.0f}".format(x)
 
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, default=1 << 20, help="size for the simulator (default 2^20)")
+    ap.add_argument("--n", type=int, default=1 << 20, help="size for cudasim (default 2^20)")
     ap.add_argument("--tpb", type=int, default=256, help="threads per block (default 256)")
-    ap.add_argument("--numba-n", type=int, default=1024, help="size for numba's simulator (default 1024: it is slow)")
+    ap.add_argument("--numba-n", type=int, default=2048,
+                    help="size for numba's simulator and for cudasim next to it (default 2048: numba is slow)")
+    ap.add_argument("--runs", type=int, default=3, help="runs per measurement; the median is reported (default 3)")
     ap.add_argument("--no-numba", action="store_true", help="skip numba even if installed")
+    ap.add_argument("--no-ucontext", action="store_true", help="skip the ucontext build (build-ucontext/)")
+    ap.add_argument("--out", help="also write the report to this file")
     args = ap.parse_args(argv)
 
     root = repo_root()
-    target = "p14_solution_cpu"
+    builds = [("default build (build/)", build_dir(root), None)]
+    if not args.no_ucontext:
+        builds.append(("ucontext fallback (build-ucontext/)", root / "build-ucontext", ["-DCUDASIM_FIBERS=UCONTEXT"]))
+    rows = []
     try:
-        bld.build_target(root, build_dir(root), target)
+        for label, folder, extra in builds:
+            binary = build_binary(root, folder, extra)
+            rows.append((label, sim_rate(binary, args.n, args.tpb, args.runs),
+                         sim_rate(binary, args.numba_n, args.tpb, args.runs)))
     except BuildError:
         return 2
-    binary = bld.binary_path(build_dir(root), target)
+    nb = None if args.no_numba else numba_rate(root, args.numba_n, args.tpb, args.runs)
 
-    print("p14 --complete reference, N = %d, TPB = %d, one worker thread (one core)" % (args.n, args.tpb))
-    rows = []
-    fast = sim_rate(binary, args.n, args.tpb, "forward", 1)
-    rows.append(("cudasim, 1 schedule (fast path)", fast))
-    full = sim_rate(binary, args.n, args.tpb, "forward,reverse,random", 1)
-    rows.append(("cudasim, 3 schedules (race check)", full))
-    for label, r in rows:
-        print("  %-36s %12.0f threads/s  (%d threads in %.3f s, %s fibers, %s)"
-              % (label, r["rate"], r["threads"], r["kernel_seconds"], r["fibers"], r["verdict"]))
-    nb = None
-    if not args.no_numba:
-        nb = numba_rate(root, args.numba_n, args.tpb)
-        if nb is None:
-            print("  numba is not installed (pip install numba) - no side-by-side comparison")
-        else:
-            print("  %-36s %12.0f threads/s  (%d threads in %.3f s, N = %d, %s)"
-                  % ("numba CUDA simulator", nb["rate"], nb["threads"], nb["seconds"], nb["n"],
-                     "pass" if nb["correct"] else "WRONG"))
-            print("  ratio, cudasim fast path / numba: %.0fx" % (fast["rate"] / nb["rate"]))
-    print("BENCH %s" % json.dumps({"n": args.n, "tpb": args.tpb, "fast_rate": fast["rate"], "full_rate": full["rate"],
-                                   "numba_rate": nb["rate"] if nb else None}))
-    return 0
+    report = ["# CPU simulator speed (%s)" % datetime.date.today().isoformat(), "",
+              "Machine: %s. No GPU.%s" % (machine(), (" Sources: " + source_version(root) + ".")
+                                                    if source_version(root) else ""), "",
+              "Command: `python3 scripts/bench_sim.py%s` (median of %d runs per row; one worker thread, "
+              "`CUDASIM_WORKERS=1`, so one core)." % ("" if not argv else " " + " ".join(argv), args.runs), "",
+              "Counted: **launched CUDA threads per second** of the p14 `--complete` reference solution "
+              "(TPB = %d). A launched thread is one CUDA thread of one launch, counted once even when "
+              "the simulator runs it under three schedules; time is the simulator's time inside the "
+              "launches (numba: the wall time of the scan)." % args.tpb, "",
+              "| simulator | fibers | schedules | n | launched threads | seconds | launched threads/s |",
+              "|---|---|---|---|---|---|---|"]
+    for label, big, small in rows:
+        for r in (big, small):
+            report.append("| cudasim, %s | %s | 1 (forward) | %d | %s | %.3f | %s |"
+                          % (label, r["fibers"], r["n"], fmt(r["launched"]), r["s1"], fmt(r["rate1"])))
+            report.append("| cudasim, %s | %s | 3 (forward, reverse, random: `run`, `check`) | %d | %s | %.3f | %s |"
+                          % (label, r["fibers"], r["n"], fmt(r["launched"]), r["s3"], fmt(r["rate3"])))
+    if nb:
+        report.append("| numba %s CUDA simulator (`scripts/numba_scan.py`) | Python threads | 1 | %d | %s | %.3f | %s |"
+                      % (nb["version"], nb["n"], fmt(nb["launched"]), nb["s"], fmt(nb["rate"])))
+    report.append("")
+    base_big, base_small = rows[0][1], rows[0][2]
+    if len(rows) > 1:
+        uc_big = rows[1][1]
+        report.append("- The ucontext fallback (`%s` fibers) runs %.1fx (1 schedule) and %.1fx (3 schedules) "
+                      "fewer launched threads per second than the default build (`%s` fibers) at n = %d."
+                      % (uc_big["fibers"], base_big["rate1"] / uc_big["rate1"], base_big["rate3"] / uc_big["rate3"],
+                         base_big["fibers"], base_big["n"]))
+    if nb:
+        report.append("- At the same n = %d, numba's simulator runs 1/%s of cudasim's launched threads per second "
+                      "with one schedule, and 1/%s of cudasim with the three-schedule race check (default build)."
+                      % (nb["n"], fmt(base_small["rate1"] / nb["rate"]), fmt(base_small["rate3"] / nb["rate"])))
+    else:
+        report.append("- numba is not installed, so there is no side-by-side comparison (`%s`)." % NUMBA_INSTALL)
+    failed = [r for _, big, small in rows for r in (big, small) if r["verdict"] != "pass"]
+    if failed or (nb and nb["verdict"] != "pass"):
+        report.append("- WARNING: a run gave a wrong answer; the figures above are not valid.")
+    text = "\n".join(report) + "\n"
+    sys.stdout.write(text)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
