@@ -54,12 +54,12 @@ def machine() -> str:
 
 
 def source_version(root: Path) -> str:
-    """The commit measured, when the tree is a clean git checkout of one."""
+    """The commit whose simulator (harness/) and solutions are measured, when in a git checkout."""
     try:
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, universal_newlines=True, timeout=30)
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "harness", "solutions",
-                                "scripts"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "harness", "solutions"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                universal_newlines=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return ""
