@@ -255,6 +255,7 @@ SIM_REASONS = [
     (re.compile(r"^deadlock in\b"), "deadlock"),
     (re.compile(r"^barrier divergence in\b"), "barrier divergence"),
     (re.compile(r"^runaway thread in\b"), "endless loop (a thread never reached a barrier)"),
+    (re.compile(r"^runaway block in\b"), "endless loop (a block passed the same barrier over and over)"),
     (re.compile(r"^race in\b"), "race reported by the simulator"),
     (re.compile(r"stack overflow"), "stack overflow"),
     (re.compile(r"null pointer dereference"), "crash: null pointer dereference"),
