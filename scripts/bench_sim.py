@@ -133,8 +133,8 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=1 << 20, help="size for cudasim (default 2^20)")
     ap.add_argument("--tpb", type=int, default=256, help="threads per block (default 256)")
-    ap.add_argument("--numba-n", type=int, default=2048,
-                    help="size for numba's simulator and for cudasim next to it (default 2048: numba is slow)")
+    ap.add_argument("--numba-n", type=int, default=8192,
+                    help="size for numba's simulator and for cudasim next to it (default 8192: numba is slow)")
     ap.add_argument("--runs", type=int, default=3, help="runs per measurement; the median is reported (default 3)")
     ap.add_argument("--no-numba", action="store_true", help="skip numba even if installed")
     ap.add_argument("--no-ucontext", action="store_true", help="skip the ucontext build (build-ucontext/)")
@@ -145,6 +145,7 @@ def main(argv):
     builds = [("default build (build/)", build_dir(root), None)]
     if not args.no_ucontext:
         builds.append(("ucontext fallback (build-ucontext/)", root / "build-ucontext", ["-DCUDASIM_FIBERS=UCONTEXT"]))
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     rows = []
     try:
         for label, folder, extra in builds:
@@ -159,22 +160,26 @@ def main(argv):
               "Machine: %s. No GPU.%s" % (machine(), (" Sources: " + source_version(root) + ".")
                                                     if source_version(root) else ""), "",
               "Command: `python3 scripts/bench_sim.py%s` (median of %d runs per row; one worker thread, "
-              "`CUDASIM_WORKERS=1`, so one core)." % ("" if not argv else " " + " ".join(argv), args.runs), "",
+              "`CUDASIM_WORKERS=1`, so one core%s)." % ("" if not argv else " " + " ".join(argv), args.runs,
+                                                        "" if load is None else
+                                                        "; load average %.1f when it started" % load), "",
               "Counted: **launched CUDA threads per second** of the p14 `--complete` reference solution "
               "(TPB = %d). A launched thread is one CUDA thread of one launch, counted once even when "
               "the simulator runs it under three schedules; time is the simulator's time inside the "
               "launches (numba: the wall time of the scan)." % args.tpb, "",
-              "| simulator | fibers | schedules | n | launched threads | seconds | launched threads/s |",
-              "|---|---|---|---|---|---|---|"]
+              "| simulator | fibers | schedules | n | launched threads | seconds | launched threads/s | elements/s |",
+              "|---|---|---|---|---|---|---|---|"]
     for label, big, small in rows:
         for r in (big, small):
-            report.append("| cudasim, %s | %s | 1 (forward) | %d | %s | %.3f | %s |"
-                          % (label, r["fibers"], r["n"], fmt(r["launched"]), r["s1"], fmt(r["rate1"])))
-            report.append("| cudasim, %s | %s | 3 (forward, reverse, random: `run`, `check`) | %d | %s | %.3f | %s |"
-                          % (label, r["fibers"], r["n"], fmt(r["launched"]), r["s3"], fmt(r["rate3"])))
+            report.append("| cudasim, %s | %s | 1 (forward) | %d | %s | %.4f | %s | %s |"
+                          % (label, r["fibers"], r["n"], fmt(r["launched"]), r["s1"], fmt(r["rate1"]),
+                             fmt(r["n"] / r["s1"])))
+            report.append("| cudasim, %s | %s | 3 (forward, reverse, random: `run`, `check`) | %d | %s | %.4f | %s | %s |"
+                          % (label, r["fibers"], r["n"], fmt(r["launched"]), r["s3"], fmt(r["rate3"]),
+                             fmt(r["n"] / r["s3"])))
     if nb:
-        report.append("| numba %s CUDA simulator (`scripts/numba_scan.py`) | Python threads | 1 | %d | %s | %.3f | %s |"
-                      % (nb["version"], nb["n"], fmt(nb["launched"]), nb["s"], fmt(nb["rate"])))
+        report.append("| numba %s CUDA simulator (`scripts/numba_scan.py`) | Python threads | 1 | %d | %s | %.4f | %s | %s |"
+                      % (nb["version"], nb["n"], fmt(nb["launched"]), nb["s"], fmt(nb["rate"]), fmt(nb["n"] / nb["s"])))
     report.append("")
     base_big, base_small = rows[0][1], rows[0][2]
     if len(rows) > 1:
@@ -187,6 +192,9 @@ def main(argv):
         report.append("- At the same n = %d, numba's simulator runs 1/%s of cudasim's launched threads per second "
                       "with one schedule, and 1/%s of cudasim with the three-schedule race check (default build)."
                       % (nb["n"], fmt(base_small["rate1"] / nb["rate"]), fmt(base_small["rate3"] / nb["rate"])))
+        report.append("- Per element scanned (numba_scan.py launches one thread per element, the p14 solution one "
+                      "per two), numba's simulator is 1/%s of cudasim with one schedule and 1/%s with three."
+                      % (fmt(nb["s"] / base_small["s1"]), fmt(nb["s"] / base_small["s3"])))
     else:
         report.append("- numba is not installed, so there is no side-by-side comparison (`%s`)." % NUMBA_INSTALL)
     failed = [r for _, big, small in rows for r in (big, small) if r["verdict"] != "pass"]
