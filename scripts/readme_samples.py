@@ -13,7 +13,8 @@ The marker holds the arguments of scripts/puzzle.py. `planted=NAME` runs the pla
 tests/planted/pNN/NAME.plant instead of the learner's file (its binary is built by the test
 suite in build-test/bin/planted_pNN_NAME_cpu) and shows it as the learner's file. A line `...`
 in a sample stands for any number of output lines; a sample with such lines is checked but never
-rewritten. Timings are ignored in the comparison.
+rewritten. Timings and the fiber implementation (Boost.Context or ucontext) are ignored in the
+comparison.
 
     python3 scripts/readme_samples.py            check every README (exit 1 when one drifted)
     python3 scripts/readme_samples.py --update   rewrite the samples that have no `...`
@@ -40,6 +41,8 @@ SHOWN_PREFIX = "$ python3 scripts/puzzle.py "
 ELLIPSIS = "..."
 # Times change from run to run: "(20 cases, 1.3 s)", "total 4.1 s", the seconds column of check.
 TIMING = re.compile(r"\b\d+(?:\.\d+)? s\b")
+# The fiber implementation depends on whether Boost.Context was found; the samples show Boost's.
+FIBERS = re.compile(r"\b(?:boost\.context|ucontext) fibers")
 TABLE_ROW = re.compile(r"^(p\d+ --[\w-]+\s+\S+\s+.*?\s)\d+\.\d(?=\s|$)")
 
 
@@ -124,7 +127,8 @@ def produce(sample: Sample, build: Path) -> List[str]:
 
 
 def normalize(line: str) -> str:
-    return TABLE_ROW.sub(r"\g<1>#", TIMING.sub("# s", line.rstrip()))
+    line = FIBERS.sub("# fibers", TIMING.sub("# s", line.rstrip()))
+    return TABLE_ROW.sub(r"\g<1>#", line)
 
 
 def matches(shown: List[str], real: List[str]) -> bool:

@@ -58,6 +58,7 @@ def test_matching_ignores_times_and_honours_ellipses():
     assert rs.matches(["\u2705 p14 --simple: pass (20 cases, 0.9 s)", "...", "b"], real)
     assert not rs.matches(["\u2705 p14 --simple: pass (21 cases, 0.9 s)", "a", "b"], real)
     assert not rs.matches(["\u2705 p14 --simple: pass (20 cases, 1.3 s)", "a"], real)
+    assert rs.matches(["backend:  CPU simulator (boost.context fibers; ...)"], ["backend:  CPU simulator (ucontext fibers; ...)"])
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=[s.where for s in SAMPLES])
