@@ -54,7 +54,7 @@ function(add_puzzle_binary target puzzle source backend)
       COMMENT "cu2cpp ${source}"
       VERBATIM)
     add_executable(${target} ${translated} ${driver} ${table})
-    set_source_files_properties(${translated} PROPERTIES COMPILE_OPTIONS "-include;cudasim/runtime.h")
+    set_source_files_properties(${translated} PROPERTIES COMPILE_OPTIONS "-include;cudasim/runtime.h;${CUDASIM_INSTRUMENT_FLAGS}")
     target_link_libraries(${target} PRIVATE puzzle_harness_cpu)
   else()
     add_executable(${target} ${source} ${driver} ${table})

@@ -16,6 +16,9 @@ points diagnostics at the original file):
   48 KiB limit is checked.
 * ``printf(`` (also ``std::printf(``) becomes ``cudasim_printf(`` so that a kernel that runs once per thread schedule
   prints once.
+* ``clock()`` becomes ``cudasim_clock()``: in device code it counts the thread's own work, the
+  same under every thread order (host code still gets the C library's clock()).
+* Each launch passes the kernel's parameter names, so that reports say ``out[3]``, not "buffer #2".
 
 Usage: cu2cpp.py INPUT.cu OUTPUT.cpp
 """
@@ -129,8 +132,35 @@ class Edit:
         self.start, self.end, self.text = start, end, text
 
 
+GLOBAL_FN = re.compile(r"\b__global__\b[^;{}()]*?\b([A-Za-z_]\w*)\s*\(")
+
+
+def kernel_params(code):
+    """{kernel name: "a,b,c"}: the parameter names of every __global__ function in the file."""
+    out = {}
+    for m in GLOBAL_FN.finditer(code):
+        depth, j = 0, m.end() - 1
+        while j < len(code):
+            if code[j] == "(":
+                depth += 1
+            elif code[j] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        names = []
+        for p in split_top_level(code[m.end():j]):
+            p = re.sub(r"=.*$", "", p, flags=re.S)            # default argument
+            p = re.sub(r"(\[[^\]]*\])+\s*$", "", p.strip())  # array parameter
+            n = re.search(r"([A-Za-z_]\w*)\s*$", p)
+            names.append(n.group(1) if n and p.strip() not in ("void",) and len(p.split()) > 1 or (n and "*" in p) else "")
+        out.setdefault(m.group(1), ",".join(names))
+    return out
+
+
 def find_launches(src, code):
     edits = []
+    params = kernel_params(code)
     for m in re.finditer(r"<<<", code):
         start = m.start()
         if any(e.start <= start < e.end for e in edits):
@@ -145,7 +175,8 @@ def find_launches(src, code):
             raise ValueError(f"line {src.count(chr(10), 0, start) + 1}: a launch takes <<<grid, block[, shared bytes[, stream]]>>>")
         name = re.sub(r"\s+", "", kexpr).replace('"', "")
         call = f"[](auto&... cudasim_arg) {{ {kexpr}(cudasim_arg...); }}"
-        text = f'::cudasim::launch({call}, "{name}", __FILE__, __LINE__,{",".join(config)})'
+        base = re.sub(r"<.*$", "", name).split("::")[-1]
+        text = f'::cudasim::launch({call}, "{name}", "{params.get(base, "")}", __FILE__, __LINE__,{",".join(config)})'
         edits.append(Edit(kstart, close + 3, text))
     return edits
 
@@ -219,9 +250,9 @@ def find_shared(src, code):
         if in_code(events, m.start()):
             # Inside a function: a real pointer, so that casts such as reinterpret_cast<float*>(smem)
             # work. Every thread of the block stores the same address in the worker's variable.
-            text = f"static __thread {ctype}* {name}; {name} = ::cudasim::DynamicShared<{ctype}>();"
+            text = f'static __thread {ctype}* {name}; {name} = ::cudasim::DynamicShared<{ctype}>("{name}");'
         else:
-            text = f"static ::cudasim::DynamicShared<{ctype}> {name};"
+            text = f'static ::cudasim::DynamicShared<{ctype}> {name}{{"{name}"}};'
         edits.append(Edit(m.start(), m.end(), text))
     for m in STATIC_SHARED.finditer(code):
         if code[max(0, m.start() - 20):m.start()].rstrip().endswith("extern"):
@@ -267,9 +298,13 @@ def find_printf(code):
     return [Edit(m.start(1), m.end(1), "cudasim_printf") for m in re.finditer(pattern, code)]
 
 
+def find_clock(code):
+    return [Edit(m.start(1), m.end(1), "cudasim_clock") for m in re.finditer(r"(?<![\w.:>])(clock)\s*\(\s*\)", code)]
+
+
 def translate(src, path):
     code = mask_comments_and_strings(src)
-    edits = find_launches(src, code) + find_shared(src, code) + find_printf(code)
+    edits = find_launches(src, code) + find_shared(src, code) + find_printf(code) + find_clock(code)
     edits.sort(key=lambda e: e.start)
     out, pos = [], 0
     for e in edits:

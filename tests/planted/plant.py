@@ -25,7 +25,7 @@ import os
 import re
 import sys
 
-HEADER = re.compile(r"^//\s*(planted|expect|match|why):")
+HEADER = re.compile(r"^//\s*(planted|expect|match|why|also|env):")
 
 
 def parse(spec_text):

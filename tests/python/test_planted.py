@@ -6,6 +6,8 @@ Each file starts with a header that says what it plants and how it must be caugh
     // expect: race
     // match: race in kernel
     // why: Kogge-Stone without the read/write split
+    // also: write at \S*p14\.cu:\d+     (optional, repeatable: more patterns the output must match)
+    // env: CUDASIM_WORKERS=1            (optional: environment of the check run)
 
 CTest builds each file into build/bin/planted_<puzzle>_<name>_cpu (tests/CMakeLists.txt).
 """
@@ -24,14 +26,19 @@ import plant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = sorted((ROOT / "tests" / "planted").glob("*/*.plant"))
-HEADER = re.compile(r"^//\s*(planted|expect|match|why):\s*(.*?)\s*$")
+HEADER = re.compile(r"^//\s*(planted|expect|match|why|also|env):\s*(.*?)\s*$")
 
 
 def header(path):
-    fields = {}
+    fields = {"also": [], "env": {}}
     for line in path.read_text(encoding="utf-8").splitlines()[:12]:
         m = HEADER.match(line)
-        if m:
+        if m and m.group(1) == "also":
+            fields["also"].append(m.group(2))
+        elif m and m.group(1) == "env":
+            k, _, v = m.group(2).partition("=")
+            fields["env"][k.strip()] = v.strip()
+        elif m:
             fields[m.group(1)] = m.group(2)
     return fields
 
@@ -49,9 +56,14 @@ def test_there_are_planted_bugs_for_every_puzzle():
 
 @pytest.mark.parametrize("path", PLANTED, ids=lambda p: "%s/%s" % (p.parent.name, p.stem))
 def test_planted_file_is_one_small_edit_with_a_complete_header(path):
-    keys = [HEADER.match(l) for l in path.read_text(encoding="utf-8").splitlines()[:4]]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    keys = [HEADER.match(l) for l in lines[:4]]
     assert all(keys), "%s: the first four lines must be the planted/expect/match/why header" % path
     h = {m.group(1): m.group(2) for m in keys}
+    n_header = 4
+    while n_header < len(lines) and HEADER.match(lines[n_header]):
+        assert HEADER.match(lines[n_header]).group(1) in ("also", "env"), lines[n_header]
+        n_header += 1
     assert list(h) == ["planted", "expect", "match", "why"]
     assert h["expect"] in ("fail", "race", "error"), h["expect"]
     puzzle, flag = h["planted"].split()
@@ -59,10 +71,12 @@ def test_planted_file_is_one_small_edit_with_a_complete_header(path):
     declared = json.loads((ROOT / "puzzles" / puzzle / "puzzle.json").read_text(encoding="utf-8"))["variants"]
     assert flag.startswith("--") and flag[2:] in declared, "%s is not a variant of %s" % (flag, puzzle)
     re.compile(h["match"])
+    for extra in header(path)["also"]:
+        re.compile(extra)
     # One bug: the edits apply to the current solution and change only a few lines (the 2007 warp
     # idiom, the largest, replaces a whole function body).
     solution = (ROOT / "solutions" / puzzle / ("%s.cu" % puzzle)).read_text(encoding="utf-8")
-    body = plant.apply(path.read_text(encoding="utf-8"), solution).splitlines()[4:]
+    body = plant.apply(path.read_text(encoding="utf-8"), solution).splitlines()[n_header:]
     changed = [l for l in difflib.unified_diff(solution.splitlines(), body, lineterm="", n=0)
                if l[:1] in "+-" and not l.startswith(("+++", "---"))]
     assert 0 < len(changed) <= 16, changed
@@ -80,9 +94,12 @@ def test_check_rejects_planted_bug(path):
         pytest.skip("%s was not built" % binary)
     cmd = [sys.executable, str(ROOT / "scripts" / "puzzle.py"), "check", puzzle, flag, "--binary", str(binary),
            "--backend", "cpu", "--seed", "1"]
-    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    env = dict(os.environ, **h["env"])
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300, env=env)
     output = proc.stdout
     assert proc.returncode == 1, "%s should fail check (exit 1), got %d:\n%s" % (path.name, proc.returncode, output)
     verdict = re.search(r"^\S+ %s %s: (\w+) \(" % (re.escape(puzzle), re.escape(flag)), output, re.M)
     assert verdict and verdict.group(1) == h["expect"], "expected verdict %r:\n%s" % (h["expect"], output)
     assert re.search(h["match"], output), "expected /%s/ in the output:\n%s" % (h["match"], output)
+    for extra in h["also"]:
+        assert re.search(extra, output), "expected /%s/ in the output:\n%s" % (extra, output)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <ctime>
 #include <thread>
 
 #include "internal.h"
@@ -71,6 +72,7 @@ static inline Thread* next_in_sweep(Worker& w) {
 static inline void enter(Worker& w, Thread& t) {
   t.st = St::Runnable;
   tl_thread = &t.view;
+  w.cur_stack_lo = reinterpret_cast<uintptr_t>(w.stacks[t.linear]);
   w.current.store(&t, std::memory_order_relaxed);
   bump(w.progress);
 }
@@ -95,6 +97,8 @@ static void switch_away(Worker& w, Thread& t) {
   for (;;) fiber_switch(t.fiber, w.sched);
 }
 
+void thread_fault_ext(Worker& w, Thread& t, const char* kind, const std::string& msg) { thread_fault(w, t, kind, msg); }
+
 static void complete_group(Worker& w, unsigned warp_index, WarpGroup& g);
 static bool group_complete(const Warp& wp, const WarpGroup& g);
 
@@ -115,6 +119,7 @@ static void thread_entry(void* arg) {
     thread_fault(w, t, "exception", strf("%s: an exception escaped the kernel in %s", kernel_str(w.grid->site).c_str(), who(w, t).c_str()));
   }
   t.st = St::Exited;
+  t.bars_at_exit = w.bar_epoch;
   ++w.exited;
   Warp& wp = w.warps[t.linear / 32];
   wp.live &= ~(1u << t.view.lane);
@@ -173,7 +178,18 @@ int syncthreads_reduce(int kind, int pred, const char* file, int line) {
   return w->bar_result;  // computed by the scheduler when the barrier released
 }
 
-void threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+void threadfence() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (Worker* w = tl_worker)
+    if (tl_thread) check_fence(*w, self_thread());
+}
+
+long long device_clock() {
+  Worker* w = tl_worker;
+  if (!w || !tl_thread) return (long long)std::clock();  // host code: the C library's clock()
+  // A count of the thread's own clock reads: the same under every thread order and worker count.
+  return (long long)(++self_thread().clock_reads) * 1000;
+}
 
 static const char* op_name(WarpOp op) {
   switch (op) {
@@ -203,6 +219,22 @@ static int64_t as_signed32(uint64_t v) { return (int64_t)(int32_t)(uint32_t)v; }
 // All live lanes of the group's mask have arrived: compute every lane's result, wake them up.
 static void complete_group(Worker& w, unsigned warp_index, WarpGroup& g) {
   Thread* lanes = &w.threads[warp_index * 32];
+  check_warp_sync(w, warp_index, g.arrived);  // the lanes that met are ordered with each other
+  if (g.op == WarpOp::Activemask) {
+    for (unsigned l = 0; l < 32; ++l) {
+      if (!(g.arrived & (1u << l))) continue;
+      lanes[l].warp_result = g.arrived;
+      lanes[l].am_mask = g.arrived;
+      lanes[l].am_file = g.file;
+      lanes[l].am_line = g.line;
+      if (lanes[l].st == St::AtWarp) {
+        lanes[l].st = St::Runnable;
+        --w.at_warp;
+        w.woke = true;
+      }
+    }
+    return;
+  }
   unsigned ballot = 0;
   int64_t red = 0;
   bool first = true;
@@ -239,7 +271,24 @@ static void complete_group(Worker& w, unsigned warp_index, WarpGroup& g) {
     }
     if (src >= 0) {
       // A lane that is not taking part (outside the mask, exited, or absent) has no value to give:
-      // the GPU returns garbage, so does the simulator.
+      // the GPU returns garbage. That is a bug worth a report, not a silent garbage value.
+      if (!(g.arrived & (1u << src))) {
+        unsigned n = w.block.bdim.x * w.block.bdim.y * w.block.bdim.z;
+        unsigned src_linear = warp_index * 32 + unsigned(src);
+        const char* why = src_linear >= n ? "does not exist (the block has fewer threads than the warp has lanes)"
+                          : !(g.mask & (1u << src)) ? "is not in the mask"
+                          : "has already returned from the kernel";
+        if (!w.faulted) {
+          w.faulted = true;
+          w.grid->fail(4, "warp",
+                       strf("warp misuse at %s: %s, block %s: lane %u of warp %u reads lane %d through %s, but lane %d %s; it "
+                            "would get garbage.\n  Keep every lane whose value is read taking part in the call (no early return "
+                            "before it), give absent lanes a neutral value, or read only lanes that exist (e.g. check "
+                            "`lane + delta < active lanes`).",
+                            where(g.file, g.line).c_str(), kernel_str(w.grid->site).c_str(),
+                            dim_str(w.block.bid, w.block.gdim).c_str(), l, warp_index, src, op_name(g.op), src, why));
+        }
+      }
       r = (g.arrived & (1u << src)) ? g.value[src] : poison_bits(g.value_bytes);
     }
     lanes[l].warp_result = r;
@@ -264,7 +313,6 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
   Thread& t = self_thread();
   unsigned lane = t.view.lane, warp_index = t.linear / 32;
   Warp& wp = w.warps[warp_index];
-  if (op == WarpOp::Activemask) return wp.live;
   auto at = [&] { return where(file, line); };  // formatted on error paths only
   if (!(mask & (1u << lane)))
     thread_fault(w, t, "warp",
@@ -276,6 +324,14 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
                                     who(w, t).c_str(), width, op_name(op)));
   WarpGroup* g = nullptr;
   for (WarpGroup& x : wp.groups) {
+    if (op == WarpOp::Activemask || x.op == WarpOp::Activemask) {
+      // Lanes meet in __activemask() by call site, not by mask.
+      if (op == x.op && x.line == line && x.file && file && std::strcmp(x.file, file) == 0) {
+        g = &x;
+        break;
+      }
+      continue;
+    }
     if (x.mask == mask) {
       g = &x;
       break;
@@ -362,6 +418,7 @@ uint64_t cbar_arrive(CBarState* b, long update, bool drop, const char* file, int
                       "initialised for %d at %s).", where(file, line).c_str(), who(w, t).c_str(), update, b->pending,
                       b->pending == 1 ? "" : "s", b->expected, where(b->init_file, b->init_line).c_str()));
   uint64_t token = b->phase;
+  check_cbar_arrive(w, t, b);  // what the thread does from here on belongs to the next phase
   if (drop) --b->expected;
   b->pending -= (int32_t)update;
   if (b->pending == 0) {
@@ -389,7 +446,10 @@ void cbar_wait(CBarState* b, uint64_t token, const char* file, int line) {
   if (token == ~0ull || token > b->phase)
     thread_fault(w, t, "barrier", strf("cuda::barrier misuse at %s: %s: wait() with a token that arrive() did not return.",
                                        where(file, line).c_str(), who(w, t).c_str()));
-  if (token < b->phase) return;  // that phase has completed already
+  if (token < b->phase) {  // that phase has completed already
+    check_cbar_waited(w, t, b, token);
+    return;
+  }
   t.st = St::AtCBar;
   t.cbar = b;
   t.cbar_token = token;
@@ -398,6 +458,7 @@ void cbar_wait(CBarState* b, uint64_t token, const char* file, int line) {
   t.wait_what = "cuda::barrier::wait()";
   ++w.at_cbar;
   switch_away(w, t);
+  check_cbar_waited(w, t, b, token);
 }
 
 // ---- static shared memory ----------------------------------------------------------------------
@@ -410,7 +471,19 @@ static constexpr size_t kSharedLimit = 48 * 1024;
 static constexpr size_t kSharedArena = 64 * 1024;
 static constexpr unsigned char kSharedCanary = 0xA5;
 
-void* static_shared_raw(size_t bytes, size_t align, const char* name, const char* file, int line) {
+// What uninitialized shared memory holds differs per thread schedule, so that a result that
+// depends on garbage is not hidden by a lucky fill: 0xCD bytes (-4.3e8 as a float, -842150451 as
+// an int) in the first schedule, 0x7F bytes (3.4e38, 2139062143) in the second, random bytes in
+// the third.
+static void fill_garbage(Worker& w, unsigned char* p, size_t n) {
+  int s = w.grid ? w.grid->schedule_index : 0;
+  if (s == 0) std::memset(p, 0xCD, n);
+  else if (s == 1) std::memset(p, 0x7F, n);
+  else
+    for (size_t i = 0; i < n; ++i) p[i] = (unsigned char)(splitmix(w.rng) >> 56);
+}
+
+void* static_shared_raw(size_t bytes, size_t align, size_t elem, const char* name, const char* file, int line) {
   Worker* wk = tl_worker;
   if (!wk || !tl_thread) device_misuse("a __shared__ variable", file, line);
   Worker& w = *wk;
@@ -424,6 +497,11 @@ void* static_shared_raw(size_t bytes, size_t align, const char* name, const char
     if (m == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate shared memory (out of memory)");
     w.sh_guard = static_cast<unsigned char*>(m) + kSharedArena;
     mprotect(w.sh_guard, page, PROT_NONE);
+    w.sh_shadow = static_cast<Cell*>(mmap(nullptr, kSharedArena / 4 * sizeof(Cell), PROT_READ | PROT_WRITE,
+                                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+    if (w.sh_shadow == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate shared memory (out of memory)");
+    w.sh_lo = reinterpret_cast<uintptr_t>(m);
+    w.sh_len = kSharedArena;
   }
   align = std::max<size_t>(align, 16);
   unsigned char* top = w.shared_arrays.empty() ? w.sh_guard : static_cast<unsigned char*>(w.shared_arrays.back().p) - 16;
@@ -445,9 +523,9 @@ void* static_shared_raw(size_t bytes, size_t align, const char* name, const char
                       kernel_str(w.grid->site).c_str(), w.shared_arrays.size() + 1, name, where(file, line).c_str()));
   unsigned char* p = reinterpret_cast<unsigned char*>(start);
   std::memset(p - 16, kSharedCanary, 16);                   // below: the gap to the next array
-  std::memset(p, 0xCD, bytes);                              // garbage at the start, as on the GPU
+  fill_garbage(w, p, bytes);                                // garbage at the start, as on the GPU
   std::memset(p + bytes, kSharedCanary, size_t(top - p) - bytes);  // above: slack and gap
-  w.shared_arrays.push_back(SharedArray{p, bytes, name, file, line});
+  w.shared_arrays.push_back(SharedArray{p, bytes, elem, name, file, line});
   return p;
 }
 
@@ -526,15 +604,32 @@ static unsigned char* place_dynamic_shared(Worker& w, size_t bytes) {
     if (m == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate shared memory (out of memory)");
     w.dyn_guard = static_cast<unsigned char*>(m) + len - page;
     mprotect(w.dyn_guard, page, PROT_NONE);
+    w.dyn_lo = reinterpret_cast<uintptr_t>(m);
+    w.dyn_len = len - page;
+    w.dyn_shadow = static_cast<Cell*>(mmap(nullptr, w.dyn_len / 4 * sizeof(Cell), PROT_READ | PROT_WRITE,
+                                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+    if (w.dyn_shadow == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate shared memory (out of memory)");
   }
   size_t padded = (std::max<size_t>(bytes, 1) + 15) & ~size_t(15);
   unsigned char* start = w.dyn_guard - padded;
   std::memset(start - kDynSharedFront, kSharedCanary, kDynSharedFront);
-  std::memset(start, 0xCD, bytes);  // garbage at the start, as on the GPU
+  fill_garbage(w, start, bytes);  // garbage at the start, as on the GPU
   std::memset(start + bytes, kSharedCanary, padded - bytes);
   w.dyn_start = start;
   w.dyn_bytes = bytes;
+  w.dyn_name = nullptr;
+  w.dyn_elem = 0;
   return start;
+}
+
+unsigned char* dynamic_shared(const char* name, size_t elem) {
+  Worker* w = tl_worker;
+  if (!w || !tl_thread) device_misuse("dynamic shared memory", nullptr, 0);
+  if (!w->dyn_name) {
+    w->dyn_name = name;
+    w->dyn_elem = elem;
+  }
+  return w->block.dyn_shared;
 }
 
 static std::string dynamic_shared_overrun(const Worker& w) {
@@ -553,6 +648,8 @@ static std::string dynamic_shared_overrun(const Worker& w) {
 static void run_block(Worker& w, Grid& g, uint32_t linear) {
   const dim3 gd = g.grid, bd = g.block;
   unsigned n = bd.x * bd.y * bd.z;
+  w.checking = g.checking;
+  w.rng = g.seed ^ (uint64_t(linear) * 0x9E3779B97F4A7C15ull) ^ 0x5DEECE66Dull;
   w.block.bid = uint3{linear % gd.x, (linear / gd.x) % gd.y, linear / (gd.x * gd.y)};
   w.block.bdim = bd;
   w.block.gdim = gd;
@@ -578,8 +675,16 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
     t.linear = i;
     t.st = St::Runnable;
     t.wait_file = nullptr;
+    t.bars_at_exit = 0;
+    t.clock_reads = 0;
+    t.am_file = nullptr;
     fiber_make(t.fiber, w.stacks[i], stack_bytes, thread_entry, &t);
   }
+  w.stack_bytes = stack_bytes;
+  w.bar_sites.clear();
+  w.epoch_file = nullptr;
+  w.epoch_line = 0;
+  check_block_begin(w, n);
   bump(w.threads_run, n);
 
   std::vector<unsigned>& order = w.order;
@@ -615,6 +720,19 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
         tl_thread = nullptr;
       }
       if (g.abort.load(std::memory_order_relaxed)) return;
+      if (!w.woke) {
+        // Every lane that could run has blocked: the lanes waiting in an __activemask() call are
+        // the ones that reached it together. Give them their mask and sweep again.
+        for (unsigned k = 0; k < nwarps; ++k)
+          for (size_t gi = 0; gi < w.warps[k].groups.size();) {
+            if (w.warps[k].groups[gi].op == WarpOp::Activemask) {
+              complete_group(w, k, w.warps[k].groups[gi]);
+              w.warps[k].groups.erase(w.warps[k].groups.begin() + gi);
+            } else {
+              ++gi;
+            }
+          }
+      }
     } while (w.woke);
     const unsigned exited = w.exited;
     if (exited == n) {
@@ -628,6 +746,7 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
       if (!overrun.empty())
         g.fail(4, "out-of-bounds", strf("out-of-bounds write to shared memory in %s, block %s: %s.\n  %s", ksite().c_str(),
                                         blk().c_str(), overrun.c_str(), hint));
+      check_block_end(w);
       return;
     }
     if (w.at_cbar > 0) {
@@ -650,12 +769,22 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
     }
     if (w.at_warp > 0) {
       bool mixed = w.bar_arrived > 0;
+      // A mask that came from __activemask() in divergent code names only the lanes of one side.
+      std::string am;
+      for (unsigned i = 0; i < n && am.empty(); ++i) {
+        const Thread& t = w.threads[i];
+        if (t.st == St::AtWarp && t.am_file && t.wait_mask == t.am_mask)
+          am = strf("  The mask 0x%08x of thread %u came from __activemask() at %s, which returns only the lanes that reached "
+                    "that call together: in divergent code, the lanes of the other branch are not in it. Use a mask the whole "
+                    "warp agrees on, such as 0xffffffff or __ballot_sync(0xffffffff, cond) taken before the branch.\n",
+                    t.am_mask, i, where(t.am_file, t.am_line).c_str());
+      }
       g.fail(4, mixed ? "divergence" : "deadlock",
-             strf("%s %s: block %s cannot make progress: lanes wait in a warp *_sync call for lanes that never arrive.\n%s%s%s"
+             strf("%s %s: block %s cannot make progress: lanes wait in a warp *_sync call for lanes that never arrive.\n%s%s%s%s"
                   "  Every non-exited lane named in a mask must reach the same *_sync call. A lane that took the other side of an "
                   "if, or waits at __syncthreads(), never arrives.",
                   mixed ? "barrier divergence in" : "deadlock in", ksite().c_str(), blk().c_str(), list_waiters(w, n, St::AtWarp).c_str(),
-                  list_waiters(w, n, St::AtBarrier).c_str(), list_exited(w, n).c_str()));
+                  list_waiters(w, n, St::AtBarrier).c_str(), list_exited(w, n).c_str(), am.c_str()));
       return;
     }
     // Everyone left is at a barrier (CUDA counts only threads that have not exited): release
@@ -666,6 +795,23 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
                   "  Every thread of a block must reach the same __syncthreads() call. Move the barrier out of the if/else, or "
                   "make the condition the same for the whole block.",
                   ksite().c_str(), blk().c_str(), list_waiters(w, n, St::AtBarrier).c_str(), list_exited(w, n).c_str()));
+      return;
+    }
+    // Strict barriers: a thread that returned while the others pass another barrier is divergence
+    // (CUDA leaves it undefined), and a barrier passed without end is a loop that never ends.
+    const Thread& first = *w.bar_first;
+    std::string problem = check_barrier_release(w, n, first.wait_file, first.wait_line);
+    if (!problem.empty()) {
+      if (exited > 0 && problem.compare(0, 4, "    ") == 0)
+        g.fail(4, "divergence",
+               strf("barrier divergence in %s, block %s: some threads returned while the others went on to pass %s.\n%s"
+                    "  Every thread of a block must reach every __syncthreads() the others reach: a thread that returns early "
+                    "(e.g. `if (i >= n) return;`) or skips a barrier inside an if is undefined behaviour in CUDA. Keep the "
+                    "threads alive and guard only their loads and stores.",
+                    ksite().c_str(), blk().c_str(), ("the barrier at " + where(first.wait_file, first.wait_line)).c_str(),
+                    problem.c_str()));
+      else
+        g.fail(4, "runaway", strf("runaway block in %s: %s", ksite().c_str(), problem.c_str()));
       return;
     }
     w.bar_result = w.bar_kind == 0 ? w.bar_count : w.bar_kind == 1 ? w.bar_all : w.bar_kind == 2 ? w.bar_any : 0;
@@ -713,7 +859,10 @@ static void worker_loop(Worker* w) {
       g = p.grid;
     }
     w->grid = g;
+    // A checked grid runs on one worker: the checker's shadow state is not shared between threads,
+    // and what it finds does not depend on the number of cores.
     for (;;) {
+      if (g->checking && w->index != 0) break;
       if (g->abort.load()) break;
       size_t i = g->next.fetch_add(1);
       if (i >= g->order.size()) break;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cudasim/runtime.h"
+#include "check.h"
 #include "fiber.h"
 
 namespace cudasim {
@@ -29,6 +30,12 @@ struct Thread {
   uint64_t warp_result = 0;
   CBarState* cbar = nullptr;  // the cuda::barrier waited on (St::AtCBar), and for which phase
   uint64_t cbar_token = 0;
+  uint32_t bars_at_exit = 0;
+  uint32_t clock_reads = 0;   // device clock()/clock64() calls (see device_clock)  // __syncthreads() intervals passed before it returned
+  uint32_t am_mask = 0;       // the last __activemask() result and where it was taken
+  const char* am_file = nullptr;
+  int am_line = 0;
+  ThreadCheck ck;             // the memory checker's view of this thread (check.h)
 };
 
 // Lanes of one warp that meet in one *_sync call with the same mask.
@@ -54,12 +61,19 @@ struct Warp {
 struct SharedArray {
   void* p;
   size_t bytes;
+  size_t elem;  // bytes of one element, for indices in reports
   const char* name;
   const char* file;
   int line;
 };
 
 struct Grid;
+
+struct BarSite {
+  const char* file;
+  int line;
+  uint64_t count;
+};
 
 // One per worker OS thread. A worker runs one block at a time; all of the block's fibers share it.
 struct Worker {
@@ -97,6 +111,24 @@ struct Worker {
   std::vector<unsigned> order;  // thread order of the current sweep
   std::atomic<Thread*> current{nullptr};
   bool faulted = false;
+  // The memory checker (check.cpp): whether this grid is checked, the block run being checked,
+  // the running fiber's stack (its locals are not shared), and the shadows of shared memory.
+  bool checking = false;
+  uint32_t run = 0;
+  uintptr_t cur_stack_lo = 0;
+  size_t stack_bytes = 0;
+  uintptr_t sh_lo = 0, sh_len = 0;
+  Cell* sh_shadow = nullptr;
+  uintptr_t dyn_lo = 0, dyn_len = 0;
+  Cell* dyn_shadow = nullptr;
+  const char* dyn_name = nullptr;  // the first `extern __shared__` name the block used, and its element size
+  size_t dyn_elem = 0;
+  const CBarState* cbar_slots[4] = {};
+  int ncbar = 0;
+  uint64_t blk_seen = 0, blk_seen_pending = 0, blk_acq = 0, blk_acq_pending = 0;
+  const char* epoch_file = nullptr;  // the barrier that began the current interval
+  int epoch_line = 0;
+  std::vector<BarSite> bar_sites;    // how often each barrier was passed by this block
 };
 
 extern __thread Worker* tl_worker;
@@ -116,6 +148,7 @@ struct Grid {
   const void* args;
   Schedule schedule;
   int schedule_index;
+  bool checking = false;  // the memory checker runs (one worker, first schedule)
   uint64_t seed;
   std::vector<uint32_t> order;  // block dispatch order
   std::atomic<size_t> next{0};
@@ -152,6 +185,8 @@ struct Alloc {
 };
 // The live allocation containing [p, p + len), or null.
 const Alloc* find_alloc(const void* p, size_t len = 1);
+// The live allocation whose mapping (front canaries, data, slack) contains p, or null.
+const Alloc* find_alloc_any(const void* p);
 std::string alloc_str(const Alloc& a);
 // For a faulting address: a description of what it hits (guard page, freed buffer...), or "".
 std::string describe_address(uintptr_t addr);
@@ -162,7 +197,8 @@ struct Snapshot {
 void snapshot_take(Snapshot& s);
 void snapshot_restore(const Snapshot& s);
 // Returns "" when equal, else a description of the first differences.
-std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* name_b, const ErrorRec* unused = nullptr);
+// Elements that only atomics wrote are counted in *atomic_only instead (when given).
+std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* name_b, size_t* atomic_only = nullptr);
 // Checks the canaries around every allocation; returns "" or a description of the overwrite.
 std::string check_canaries();
 void set_last_error(cudaError_t e);
@@ -174,6 +210,7 @@ void report_kernel_error(const ErrorRec& e);  // prints, then exits or throws pe
 [[noreturn]] void fatal(int code, const char* kind, const std::string& message);
 void install_crash_handlers();
 void watchdog_start();
+[[noreturn]] void thread_fault_ext(Worker& w, Thread& t, const char* kind, const std::string& msg);
 std::string describe_current_thread();  // "kernel K, block b, thread t" or ""
 extern std::atomic<int> g_schedule_index;  // schedule of the launch in flight (printf muting)
 

@@ -50,6 +50,8 @@ Options& options() {
     if (const char* v = std::getenv("CUDASIM_STALL_SECONDS")) x->stall_seconds = std::atof(v);
     if (const char* v = std::getenv("CUDASIM_SEED")) x->seed = std::strtoull(v, nullptr, 10);
     if (const char* v = std::getenv("CUDASIM_STACK_KB")) x->stack_bytes = size_t(std::atoi(v)) * 1024;
+    if (const char* v = std::getenv("CUDASIM_CHECKS")) x->checks = !(std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0);
+    if (const char* v = std::getenv("CUDASIM_MAX_BARRIERS")) x->max_barrier_passes = std::max(1L, std::atol(v));
     if (const char* v = std::getenv("CUDASIM_SCHEDULES"))
       if (!parse_schedules(*x, v))
         std::fprintf(stderr, "cudasim: ignoring CUDASIM_SCHEDULES=%s (expected e.g. forward,reverse,random)\n", v);
@@ -83,6 +85,7 @@ const char* fiber_backend() {
 namespace detail {
 
 std::atomic<int> g_schedule_index{0};
+static bool g_atomic_note_given = false;
 
 static std::string dim3_str(dim3 d) {
   if (d.y == 1 && d.z == 1) return strf("%u", d.x);
@@ -136,6 +139,25 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     Access() { device_access(true); }
     ~Access() { device_access(false); }
   } access;
+  // The kernel's pointer parameters by name, for reports ("out[3]" rather than "buffer #2").
+  std::vector<std::string> pnames;
+  {
+    std::string all = site.params ? site.params : "";
+    size_t pos = 0;
+    while (pos <= all.size()) {
+      size_t c = all.find(',', pos);
+      pnames.push_back(all.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
+      if (c == std::string::npos) break;
+      pos = c + 1;
+    }
+  }
+  std::vector<const void*> aptr;
+  std::vector<const char*> aname;
+  for (int i = 0; i < n_ptr_args; ++i) {
+    aptr.push_back(ptr_args[i].ptr);
+    int k = ptr_args[i].index;
+    aname.push_back(k < (int)pnames.size() && !pnames[k].empty() ? pnames[k].c_str() : nullptr);
+  }
   Snapshot before, first;
   if (count > 1) snapshot_take(before);
   for (int s = 0; s < count; ++s) {
@@ -149,13 +171,25 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     g.args = args;
     g.schedule = o.schedules[s];
     g.schedule_index = s;
+    g.checking = s == 0 && o.checks;
     g.seed = o.seed * 0x9E3779B97F4A7C15ull + launch_no;
     g_schedule_index.store(s);
+    check_launch_begin(g, aptr.data(), aname.data(), (int)aptr.size());
     run_grid(g);
     g_schedule_index.store(0);
+    int ccode = 0;
+    std::string ckind;
+    std::string found = check_launch_end(g, &ccode, &ckind);
     if (g.err.code) {
-      if (count > 1) g.err.message += strf("\n  (found while running the '%s' thread schedule)", schedule_name(g.schedule));
+      if (count > 1 && !g.checking)
+        g.err.message += strf("\n  (found while running the '%s' thread schedule)", schedule_name(g.schedule));
+      if (!found.empty()) g.err.message += "\n  The memory checker also found:\n" + found;
       report_kernel_error(g.err);
+      return;
+    }
+    if (!found.empty()) {
+      ErrorRec e{ccode, ckind, found};
+      report_kernel_error(e);
       return;
     }
     std::string oob = check_canaries();
@@ -169,10 +203,21 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     }
     if (count > 1 && s == 0) snapshot_take(first);
     if (s > 0) {
-      std::string diff = snapshot_diff(first, schedule_name(o.schedules[0]), schedule_name(o.schedules[s]));
+      size_t atomic_only = 0;
+      std::string diff = snapshot_diff(first, schedule_name(o.schedules[0]), schedule_name(o.schedules[s]), &atomic_only);
+      if (atomic_only && !g_atomic_note_given) {
+        g_atomic_note_given = true;
+        std::fprintf(stderr,
+                     "cudasim: note: %s: %zu element%s that only atomics wrote came out different under the '%s' and '%s' "
+                     "thread orders. That is not a race: atomics run in any order, so a float sum rounds differently and the "
+                     "last atomicExch/atomicCAS wins. Compare such results with a tolerance.\n",
+                     kernel_str(site).c_str(), atomic_only, atomic_only == 1 ? "" : "s", schedule_name(o.schedules[0]),
+                     schedule_name(o.schedules[s]));
+      }
       if (!diff.empty()) {
         ErrorRec e{3, "race",
-                   strf("race in %s: the result depends on the order in which threads run.\n"
+                   strf("race in %s: the result depends on the order in which threads run (or on what uninitialized memory "
+                        "holds: each order fills it differently).\n"
                         "  Running the threads of each barrier interval in '%s' order and in '%s' order wrote different values:\n%s"
                         "  Some thread reads memory that another thread writes without a barrier between them (within a block: "
                         "separate the read and the write with __syncthreads(), or use a second buffer), or one block reads what "

@@ -99,6 +99,8 @@ struct Options {
   double stall_seconds = 5;  // a thread running this long without a barrier is a runaway
   uint64_t seed = 1;         // seeds the random schedule
   size_t stack_bytes = 128 * 1024;
+  bool checks = true;  // the memory checker: hazards, uninitialized reads, bounds (CUDASIM_CHECKS=0: off)
+  long max_barrier_passes = 100000;  // one barrier passed this often by one block: a loop that never ends
 };
 Options& options();  // initialised from CUDASIM_* environment variables on first use
 // Parses "forward,reverse,random"; returns false on an unknown name.
@@ -121,6 +123,13 @@ void set_error_mode(ErrorMode m);
 // Called with (exit code, kind) just before the process exits on a kernel error or a crash.
 // kind is "race", "error"; code is 3 for a race, 4 otherwise.
 void set_fatal_hook(void (*hook)(int code, const char* kind));
+
+// Who last wrote each byte of device memory, for graders: a kernel's store or atomic, cudaMemset,
+// or a cudaMemcpy from host memory (a device-to-device copy keeps the source bytes' writers).
+enum class Writer : uint8_t { None = 0, Host = 1, Memset = 2, Kernel = 3 };
+// Fills out[0..bytes) for [p, p + bytes), which must lie inside one live cudaMalloc buffer;
+// returns false otherwise.
+bool last_writers(const void* p, size_t bytes, Writer* out);
 
 struct KernelError {
   int code;          // 3 race, 4 other
@@ -166,11 +175,13 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
 
 // The block's storage for a `__shared__` declaration inside a kernel (cu2cpp.py emits the call):
 // the same address for every thread of the block, fresh garbage for every block.
-void* static_shared_raw(size_t bytes, size_t align, const char* name, const char* file, int line);
+void* static_shared_raw(size_t bytes, size_t align, size_t elem, const char* name, const char* file, int line);
 template <class T>
 T& static_shared(const char* name, const char* file, int line) {
-  return *static_cast<T*>(static_shared_raw(sizeof(T), alignof(T), name, file, line));
+  return *static_cast<T*>(static_shared_raw(sizeof(T), alignof(T), sizeof(std::remove_all_extents_t<T>), name, file, line));
 }
+// The block's dynamic shared memory; the first name a block uses for it is the one reports show.
+unsigned char* dynamic_shared(const char* name, size_t elem);
 
 // The state of a cuda::barrier<cuda::thread_scope_block> (see <cuda/barrier>): plain data, so it
 // can live in __shared__ memory, where it starts as garbage until init().
@@ -192,6 +203,7 @@ struct LaunchSite {
   const char* kernel;
   const char* file;
   int line;
+  const char* params;  // the kernel's parameter names, comma-separated ("" when unknown)
 };
 using Invoke = void (*)(const void* args);
 // Each argument is checked: a pointer must be null or point into device memory.
@@ -258,20 +270,21 @@ struct KernelLaunch {
 };
 
 template <class Call>
-KernelLaunch<Call> launch(Call call, const char* name, const char* file, int line, dim3 g, dim3 b, size_t shmem = 0,
-                          cudaStream_t = nullptr) {
-  return KernelLaunch<Call>{call, {name, file, line}, g, b, shmem};
+KernelLaunch<Call> launch(Call call, const char* name, const char* params, const char* file, int line, dim3 g, dim3 b,
+                          size_t shmem = 0, cudaStream_t = nullptr) {
+  return KernelLaunch<Call>{call, {name, file, line, params}, g, b, shmem};
 }
 
-// `extern __shared__ T name[];` at namespace scope becomes `static cudasim::DynamicShared<T> name;`
-// (inside a function, cu2cpp.py makes it a pointer initialised from one).
+// `extern __shared__ T name[];` at namespace scope becomes `static cudasim::DynamicShared<T> name{"name"};`
+// (inside a function, cu2cpp.py makes it a pointer set from detail::dynamic_shared).
 template <class T>
 struct DynamicShared {
-  constexpr DynamicShared() = default;
-  operator T*() const { return reinterpret_cast<T*>(detail::cur_block("dynamic shared memory").dyn_shared); }
+  const char* name;
+  constexpr DynamicShared(const char* n = "dynamic shared memory") : name(n) {}
+  operator T*() const { return reinterpret_cast<T*>(detail::dynamic_shared(name, sizeof(T))); }
   // `(float*)smem` and static_cast of a namespace-scope `extern __shared__ char smem[]`.
   template <class U>
-  explicit operator U*() const { return reinterpret_cast<U*>(detail::cur_block("dynamic shared memory").dyn_shared); }
+  explicit operator U*() const { return reinterpret_cast<U*>(detail::dynamic_shared(name, sizeof(T))); }
 };
 
 }  // namespace cudasim
@@ -299,7 +312,7 @@ inline int __syncthreads_or(int p, const char* file = __builtin_FILE(), int line
 inline void __syncwarp(unsigned mask = 0xffffffffu, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
   ::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::Sync, mask, 0, 0, 32, 0, false, file, line);
 }
-inline void __threadfence(const char* = __builtin_FILE(), int = __builtin_LINE()) { ::cudasim::detail::threadfence(); }
+inline void __threadfence() { ::cudasim::detail::threadfence(); }
 inline void __threadfence_block() { ::cudasim::detail::threadfence(); }
 inline void __threadfence_system() { ::cudasim::detail::threadfence(); }
 
@@ -364,11 +377,17 @@ inline int __reduce_min_sync(unsigned mask, int v, const char* f = __builtin_FIL
 inline int __reduce_max_sync(unsigned mask, int v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
   return (int)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::ReduceMax, mask, (uint64_t)(int64_t)v, 0, 32, 4, true, f, l);
 }
-inline unsigned __activemask() {
-  // Without lockstep, "the lanes converged here" is not observable; report the lanes of this
-  // warp that have not exited, which is what converged code sees.
-  return (unsigned)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::Activemask, 0, 0, 0, 32, 4, false, nullptr, 0);
+inline unsigned __activemask(const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  // The lanes that reach this call together: the simulator lets every lane of the warp run until
+  // it blocks, then gives each lane waiting here the set of lanes waiting here with it. Lanes on
+  // the other side of a branch are not in it, as on a GPU.
+  return (unsigned)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::Activemask, 0xffffffffu, 0, 0, 32, 4, false, f, l);
 }
+// clock() and clock64() in device code count the calling thread's own work, so that a kernel
+// that stores them gives the same result under every thread order (cu2cpp.py maps clock()).
+namespace cudasim { namespace detail { long long device_clock(); } }
+inline long long clock64() { return ::cudasim::detail::device_clock(); }
+inline long cudasim_clock() { return (long)::cudasim::detail::device_clock(); }
 // The pre-Volta forms assumed lockstep execution and were removed for sm_70 and later; naming one
 // stops the build with the replacement to use.
 namespace cudasim {

@@ -1,0 +1,972 @@
+// The memory checker. The learner's translated file is compiled with ThreadSanitizer's
+// instrumentation only (-fsanitize=thread at compile time, not at link time): the compiler calls
+// __tsan_read4(addr), __tsan_write8(addr), __tsan_atomic32_fetch_add(...) and so on around every
+// load, store and atomic, and this file defines those functions instead of libtsan. They see the
+// running CUDA thread (the fiber), the address and the code address of the access, and keep a
+// shadow of shared and device memory from which they report
+//   - hazards (compute-sanitizer racecheck's model, plus device memory across blocks),
+//   - reads of memory nothing wrote (initcheck's model),
+//   - accesses outside a shared array or a device buffer, on either side.
+// Checking runs in the first thread schedule of each launch, on one worker, so that what it finds
+// does not depend on how many cores the machine has. See docs/architecture.md.
+#include "check.h"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <mutex>
+
+#include "internal.h"
+
+namespace cudasim {
+namespace detail {
+
+static size_t page_sz() {
+  static size_t p = (size_t)sysconf(_SC_PAGESIZE);
+  return p;
+}
+
+static Cell* map_cells(size_t n) {
+  size_t len = std::max<size_t>(n, 1) * sizeof(Cell);
+  len = (len + page_sz() - 1) / page_sz() * page_sz();
+  void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate its shadow memory (out of memory)");
+  return static_cast<Cell*>(m);
+}
+static void unmap_cells(Cell* c, size_t n) {
+  size_t len = (std::max<size_t>(n, 1) * sizeof(Cell) + page_sz() - 1) / page_sz() * page_sz();
+  munmap(c, len);
+}
+
+// ---- code addresses -----------------------------------------------------------------------------
+
+// Stamps keep 32-bit code offsets from the executable's base (the instrumented file is linked in).
+static uintptr_t g_code_base = 0;
+static inline uint32_t pc32(void* ra) {
+  if (__builtin_expect(g_code_base == 0, 0)) {
+    Dl_info info;
+    g_code_base = dladdr(ra, &info) && info.dli_fbase ? reinterpret_cast<uintptr_t>(info.dli_fbase) : 1;
+  }
+  return uint32_t(reinterpret_cast<uintptr_t>(ra) - g_code_base);
+}
+
+static std::string exe_path() {
+  char b[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", b, sizeof b - 1);
+  if (n <= 0) return "";
+  b[n] = 0;
+  return b;
+}
+
+// "file:line" for each pc, from one addr2line call; the innermost inlined frame that is not the
+// simulator's own header or a system header (that is the learner's line).
+static std::map<uint32_t, std::string> g_sites;
+static void symbolize(const std::vector<uint32_t>& pcs) {
+  std::vector<uint32_t> todo;
+  for (uint32_t pc : pcs)
+    if (pc && !g_sites.count(pc) && std::find(todo.begin(), todo.end(), pc) == todo.end()) todo.push_back(pc);
+  if (todo.empty()) return;
+  std::string exe = exe_path();
+  std::string cmd = "addr2line -C -i -e '" + exe + "'";
+  for (uint32_t pc : todo) cmd += strf(" 0x%x @", pc - 1);  // the call instruction, not the return address
+  cmd += " 2>/dev/null";
+  // `@` makes addr2line print "??:0" between addresses: a separator that keeps inlined chains apart.
+  std::string outp;
+  if (FILE* f = popen(cmd.c_str(), "r")) {
+    char line[2048];
+    while (fgets(line, sizeof line, f)) outp += line;
+    pclose(f);
+  }
+  std::vector<std::vector<std::string>> chains(1);
+  size_t pos = 0;
+  while (pos < outp.size()) {
+    size_t e = outp.find('\n', pos);
+    if (e == std::string::npos) e = outp.size();
+    std::string l = outp.substr(pos, e - pos);
+    pos = e + 1;
+    if (l.rfind("??:", 0) == 0) {
+      chains.emplace_back();
+      continue;
+    }
+    size_t d = l.find(" (discriminator");
+    if (d != std::string::npos) l.resize(d);
+    chains.back().push_back(l);
+  }
+  for (size_t i = 0; i < todo.size(); ++i) {
+    std::string best = "?";
+    if (i < chains.size())
+      for (const std::string& fl : chains[i]) {
+        bool lib = fl.find("/cudasim/") != std::string::npos || fl.find("/include/cuda/") != std::string::npos ||
+                   fl.rfind("/usr/", 0) == 0;
+        if (best == "?" || !lib) best = fl;
+        if (!lib) break;
+      }
+    if (best != "?") {
+      size_t colon = best.rfind(':');
+      best = where(best.substr(0, colon).c_str(), std::atoi(best.c_str() + colon + 1));
+    }
+    g_sites[todo[i]] = best;
+  }
+}
+std::string site_of(uint32_t pc) {
+  if (!pc) return "?";
+  symbolize({pc});
+  return g_sites[pc];
+}
+
+// ---- device memory shadows --------------------------------------------------------------------
+
+namespace {
+struct DevShadow {
+  uintptr_t data;
+  size_t bytes;
+  int id;
+  uintptr_t map_lo, map_hi;  // the whole mapping: front canaries, data, slack, guard page
+  Cell* cells;
+  size_t ncells;
+};
+std::mutex g_dev_mu;
+std::map<uintptr_t, DevShadow> g_dev;  // by data address
+}  // namespace
+
+void shadow_alloc(uintptr_t data, size_t bytes, int id, uintptr_t map_lo, uintptr_t map_hi) {
+  size_t n = (bytes + 3) / 4;
+  std::lock_guard<std::mutex> lock(g_dev_mu);
+  g_dev[data] = DevShadow{data, bytes, id, map_lo, map_hi, map_cells(n), n};
+}
+void shadow_free(uintptr_t data) {
+  std::lock_guard<std::mutex> lock(g_dev_mu);
+  auto it = g_dev.find(data);
+  if (it == g_dev.end()) return;
+  unmap_cells(it->second.cells, it->second.ncells);
+  g_dev.erase(it);
+}
+static DevShadow* dev_of(uintptr_t p) {
+  auto it = g_dev.upper_bound(p);
+  if (it == g_dev.begin()) return nullptr;
+  --it;
+  DevShadow& d = it->second;
+  return p >= d.data && p < d.data + std::max<size_t>(d.bytes, 1) ? &d : nullptr;
+}
+static inline uint32_t byte_mask(uintptr_t cell_addr, uintptr_t lo, uintptr_t hi) {
+  uintptr_t a = std::max(cell_addr, lo), b = std::min(cell_addr + 4, hi);
+  return a < b ? (((1u << (b - a)) - 1) << (a - cell_addr)) : 0;
+}
+static inline uint32_t writers_of(uint32_t mask, unsigned kind) {
+  uint32_t w = 0;
+  for (int i = 0; i < 4; ++i)
+    if (mask & (1u << i)) w |= kind << (8 + 2 * i);
+  return w;
+}
+static inline uint32_t set_dev_init(uint32_t init, uint32_t mask, unsigned kind) {
+  uint32_t keep = 0;
+  for (int i = 0; i < 4; ++i)
+    if (!(mask & (1u << i))) keep |= 3u << (8 + 2 * i);
+  return (init & (keep | 0xfu)) | mask | writers_of(mask, kind);
+}
+
+void shadow_host_write(const void* dst, size_t bytes, HostWrite how) {
+  std::lock_guard<std::mutex> lock(g_dev_mu);
+  uintptr_t lo = reinterpret_cast<uintptr_t>(dst), hi = lo + bytes;
+  DevShadow* d = dev_of(lo);
+  if (!d) return;
+  for (uintptr_t c = (lo - d->data) & ~uintptr_t(3); d->data + c < hi; c += 4) {
+    Cell& cell = d->cells[c / 4];
+    uint32_t m = byte_mask(d->data + c, lo, hi);
+    cell.init = set_dev_init(cell.init, m, unsigned(how));
+  }
+}
+
+void shadow_device_copy(void* dst, const void* src, size_t bytes) {
+  std::lock_guard<std::mutex> lock(g_dev_mu);
+  DevShadow* ds = dev_of(reinterpret_cast<uintptr_t>(dst));
+  DevShadow* ss = dev_of(reinterpret_cast<uintptr_t>(src));
+  if (!ds || !ss) return;
+  uintptr_t d0 = reinterpret_cast<uintptr_t>(dst) - ds->data, s0 = reinterpret_cast<uintptr_t>(src) - ss->data;
+  for (size_t i = 0; i < bytes; ++i) {  // byte by byte: the two ranges need not be aligned alike
+    const Cell& sc = ss->cells[(s0 + i) / 4];
+    unsigned sb = unsigned((s0 + i) & 3), db = unsigned((d0 + i) & 3);
+    Cell& dc = ds->cells[(d0 + i) / 4];
+    unsigned kind = (sc.init & (1u << sb)) ? (sc.init >> (8 + 2 * sb)) & 3 : 0;
+    dc.init &= ~((1u << db) | (3u << (8 + 2 * db)));
+    if (kind) dc.init |= (1u << db) | (kind << (8 + 2 * db));
+  }
+}
+
+bool written_by_atomic(uintptr_t p, size_t bytes) {
+  std::lock_guard<std::mutex> lock(g_dev_mu);
+  DevShadow* d = dev_of(p);
+  if (!d) return false;
+  for (uintptr_t c = (p - d->data) & ~uintptr_t(3); d->data + c < p + bytes; c += 4) {
+    const Stamp& w = d->cells[c / 4].w;
+    if (w.run == 0 || !(w.flags & kAtomic)) return false;
+  }
+  return true;
+}
+
+}  // namespace detail
+
+bool last_writers(const void* p, size_t bytes, Writer* out) {
+  using namespace detail;
+  std::lock_guard<std::mutex> lock(g_dev_mu);
+  uintptr_t lo = reinterpret_cast<uintptr_t>(p);
+  DevShadow* d = dev_of(lo);
+  if (!d || lo + bytes > d->data + d->bytes) return false;
+  for (size_t i = 0; i < bytes; ++i) {
+    size_t off = lo - d->data + i;
+    uint32_t init = d->cells[off / 4].init;
+    unsigned b = unsigned(off & 3);
+    out[i] = (init & (1u << b)) ? Writer((init >> (8 + 2 * b)) & 3) : Writer::None;
+  }
+  return true;
+}
+
+namespace detail {
+
+// ---- the launch being checked ------------------------------------------------------------------
+
+namespace {
+struct Release {  // a __threadfence() followed by an atomic: the block's earlier writes are published
+  uint64_t seq;
+  uint32_t epoch;  // writes of the block in earlier barrier intervals are covered
+  uint16_t thread;
+  uint16_t fences;  // and the releasing thread's own writes made before its fence
+};
+struct ArgName {
+  uintptr_t ptr;
+  std::string name;
+};
+enum class Space : uint8_t { Shared, Dynamic, Device };
+struct Where {  // a location, for reports
+  Space space;
+  std::string array;  // "temp", "out", ...
+  long long index;
+  size_t elem;
+};
+struct Finding {
+  std::string key;
+  int count = 0;
+  // first instance
+  std::string kind;  // "read-after-write" ...
+  Where at;
+  uint32_t block_a, block_b;  // linear block indices (the same unless across blocks)
+  uint16_t thread_a, thread_b;
+  uint32_t pc_a, pc_b;
+  bool atomic_a, atomic_b;
+  bool same_warp, cbar, cross_block, same_line_rmw;
+  uint32_t epoch;
+  const char* from_file;
+  int from_line;
+  const char* to_file;
+  int to_line;
+  bool open;  // the interval has not ended yet
+};
+struct Checker {
+  bool active = false;
+  const Grid* grid = nullptr;
+  uint32_t next_run = 1;
+  uint32_t first_run = 1;
+  std::vector<uint32_t> run_block;             // block linear index per run of this launch
+  std::vector<std::vector<Release>> releases;  // per run of this launch
+  uint64_t rel_seq = 0;
+  std::vector<ArgName> args;
+  std::vector<DevShadow*> devs;  // sorted by data
+  DevShadow* mru = nullptr;
+  std::vector<Finding> hazards, uninit;
+  int total_hazards = 0, total_uninit = 0;
+};
+Checker g_chk;
+}  // namespace
+
+static const char* space_word(Space s) { return s == Space::Device ? "device memory" : "shared memory"; }
+
+// ---- engine hooks -------------------------------------------------------------------------------
+
+void check_launch_begin(Grid& g, const void* const* ptrs, const char* const* names, int n) {
+  Checker& c = g_chk;
+  c.active = g.checking;
+  if (!c.active) return;
+  c.grid = &g;
+  c.first_run = c.next_run;
+  c.run_block.clear();
+  c.releases.clear();
+  c.rel_seq = 0;
+  c.hazards.clear();
+  c.uninit.clear();
+  c.total_hazards = c.total_uninit = 0;
+  c.args.clear();
+  for (int i = 0; i < n; ++i)
+    if (ptrs[i]) c.args.push_back(ArgName{reinterpret_cast<uintptr_t>(ptrs[i]), names[i] ? names[i] : ""});
+  std::lock_guard<std::mutex> lock(g_dev_mu);
+  c.devs.clear();
+  for (auto& kv : g_dev) c.devs.push_back(&kv.second);
+  c.mru = c.devs.empty() ? nullptr : c.devs.front();
+}
+
+void check_block_begin(Worker& w, unsigned n) {
+  if (!w.checking) return;
+  Checker& c = g_chk;
+  w.run = c.next_run++;
+  c.run_block.push_back(w.block_linear);
+  c.releases.emplace_back();
+  for (unsigned i = 0; i < n; ++i) {
+    ThreadCheck& k = w.threads[i].ck;
+    std::memset(&k, 0, sizeof k);
+    k.cslot = kNoSlot;
+    k.vc[i % 32] = 1;  // a lane's own clock starts above what the others know of it (0)
+  }
+  w.ncbar = 0;
+  w.blk_seen = w.blk_seen_pending = w.blk_acq = w.blk_acq_pending = 0;
+  w.epoch_file = nullptr;
+  w.epoch_line = 0;
+  w.bar_sites.clear();
+}
+
+static void close_findings(uint32_t run, const char* file, int line) {
+  for (auto* list : {&g_chk.hazards, &g_chk.uninit})
+    for (Finding& f : *list)
+      if (f.open && f.block_b == g_chk.run_block[run - g_chk.first_run]) {
+        f.to_file = file;
+        f.to_line = line;
+        f.open = false;
+      }
+}
+
+void check_block_end(Worker& w) {
+  if (!w.checking) return;
+  close_findings(w.run, nullptr, 0);
+}
+
+std::string check_barrier_release(Worker& w, unsigned n, const char* file, int line) {
+  if (w.checking) {
+    w.blk_seen = std::max(w.blk_seen, w.blk_seen_pending);
+    w.blk_acq = std::max(w.blk_acq, w.blk_acq_pending);
+    close_findings(w.run, file, line);
+  }
+  w.epoch_file = file;
+  w.epoch_line = line;
+  // How often each barrier was passed, for a loop that never ends.
+  BarSite* s = nullptr;
+  for (BarSite& b : w.bar_sites)
+    if (b.line == line && b.file == file) s = &b;
+  if (!s) {
+    w.bar_sites.push_back(BarSite{file, line, 0});
+    s = &w.bar_sites.back();
+  }
+  if (++s->count > (uint64_t)options().max_barrier_passes)
+    return strf("block %s passed the barrier at %s %llu times: a loop around it never ends (its condition never changes, "
+                "e.g. a stride multiplied by 1 or an index that is not incremented).\n  CUDASIM_MAX_BARRIERS sets the limit.",
+                dim_str(w.block.bid, w.block.gdim).c_str(), where(file, line).c_str(), (unsigned long long)s->count);
+  if (w.exited == 0) return "";
+  // Strict barriers: every thread passes the same barriers. One that returned while the others
+  // reach this one diverged, even though the hardware would let the others go on.
+  std::vector<unsigned> here;
+  std::vector<std::pair<std::pair<uint32_t, uint32_t>, std::vector<unsigned>>> gone;  // (barriers, last pc) -> threads
+  for (unsigned i = 0; i < n; ++i) {
+    const Thread& t = w.threads[i];
+    if (t.st != St::Exited) {
+      here.push_back(i);
+      continue;
+    }
+    std::pair<uint32_t, uint32_t> key{t.bars_at_exit, w.checking ? t.ck.last_pc : 0};
+    auto it = std::find_if(gone.begin(), gone.end(), [&](auto& p) { return p.first == key; });
+    if (it == gone.end()) gone.push_back({key, {i}});
+    else it->second.push_back(i);
+  }
+  std::vector<uint32_t> pcs;
+  for (auto& p : gone) pcs.push_back(p.first.second);
+  symbolize(pcs);
+  unsigned passed = w.bar_epoch + 1;
+  std::string out = strf("    thread%s %s reached the barrier at %s (barrier number %u of the block)\n", here.size() > 1 ? "s" : "",
+                         ranges(here).c_str(), where(file, line).c_str(), passed);
+  for (auto& p : gone) {
+    unsigned b = p.first.first;
+    out += strf("    thread%s %s returned after passing %u barrier%s%s\n", p.second.size() > 1 ? "s" : "", ranges(p.second).c_str(), b,
+                b == 1 ? "" : "s", p.first.second ? (" (last memory access at " + g_sites[p.first.second] + ")").c_str() : "");
+  }
+  return out;
+}
+
+void check_warp_sync(Worker& w, unsigned warp_index, unsigned lanes) {
+  if (!w.checking) return;
+  Thread* t = &w.threads[warp_index * 32];
+  uint32_t join[32] = {0};
+  for (unsigned l = 0; l < 32; ++l)
+    if (lanes & (1u << l))
+      for (unsigned j = 0; j < 32; ++j) join[j] = std::max(join[j], t[l].ck.vc[j]);
+  for (unsigned l = 0; l < 32; ++l)
+    if (lanes & (1u << l)) {
+      std::memcpy(t[l].ck.vc, join, sizeof join);
+      ++t[l].ck.vc[l];
+    }
+}
+
+void check_fence(Worker& w, Thread& t) {
+  if (!w.checking) return;
+  ThreadCheck& k = t.ck;
+  ++k.fences;
+  k.fenced = true;
+  k.fence_epoch = w.bar_epoch;
+  k.acq = std::max({k.acq, k.seen, w.blk_seen});
+  w.blk_acq_pending = std::max(w.blk_acq_pending, k.acq);
+}
+
+uint8_t check_cbar_slot(Worker& w, const CBarState* b) {
+  for (int i = 0; i < w.ncbar; ++i)
+    if (w.cbar_slots[i] == b) return uint8_t(i);
+  if (w.ncbar == 4) return kNoSlot;
+  w.cbar_slots[w.ncbar] = b;
+  return uint8_t(w.ncbar++);
+}
+
+void check_cbar_arrive(Worker& w, Thread& t, const CBarState* b) {
+  if (!w.checking) return;
+  uint8_t s = check_cbar_slot(w, b);
+  if (s == kNoSlot) return;
+  ++t.ck.carr[s];
+  t.ck.cslot = s;
+}
+
+void check_cbar_waited(Worker& w, Thread& t, const CBarState* b, uint64_t phase) {
+  if (!w.checking) return;
+  uint8_t s = check_cbar_slot(w, b);
+  if (s == kNoSlot) return;
+  t.ck.cwait[s] = std::max<uint16_t>(t.ck.cwait[s], uint16_t(phase + 1));
+  t.ck.cslot = s;
+}
+
+// ---- locating an access -------------------------------------------------------------------------
+
+// Names the element at `a` for a report: the shared array, or the kernel parameter that points
+// into the buffer (partials[3], not "buffer #2 + 16 bytes").
+static Where describe(Worker& w, Space sp, uintptr_t a) {
+  Where r{sp, "", 0, 1};
+  if (sp == Space::Shared) {
+    const SharedArray* best = nullptr;
+    for (const SharedArray& s : w.shared_arrays) {
+      uintptr_t p = reinterpret_cast<uintptr_t>(s.p);
+      if (a >= p && a < p + s.bytes) best = &s;
+    }
+    if (!best) {  // outside every array: the nearest one, below or above
+      long long bestd = LLONG_MAX;
+      for (const SharedArray& s : w.shared_arrays) {
+        long long p = (long long)reinterpret_cast<uintptr_t>(s.p);
+        long long d = (long long)a < p ? p - (long long)a : (long long)a - (p + (long long)s.bytes) + 1;
+        if (d < bestd) bestd = d, best = &s;
+      }
+    }
+    if (best) {
+      r.array = best->name;
+      r.elem = best->elem ? best->elem : 1;
+      long long off = (long long)a - (long long)reinterpret_cast<uintptr_t>(best->p);
+      r.index = off >= 0 ? off / (long long)r.elem : -((-off + (long long)r.elem - 1) / (long long)r.elem);
+    }
+    return r;
+  }
+  if (sp == Space::Dynamic) {
+    r.array = w.dyn_name ? w.dyn_name : "dynamic shared memory";
+    r.elem = w.dyn_elem ? w.dyn_elem : 1;
+    long long off = (long long)a - (long long)reinterpret_cast<uintptr_t>(w.dyn_start);
+    r.index = off >= 0 ? off / (long long)r.elem : -((-off + (long long)r.elem - 1) / (long long)r.elem);
+    return r;
+  }
+  const Alloc* al = find_alloc_any(reinterpret_cast<void*>(a));
+  size_t elem = al && al->elem ? al->elem : 1;
+  const ArgName* arg = nullptr;
+  for (const ArgName& n : g_chk.args)
+    if (al && n.ptr >= al->data && n.ptr <= a && (!arg || n.ptr > arg->ptr) && !n.name.empty()) arg = &n;
+  r.elem = elem;
+  uintptr_t base = arg ? arg->ptr : al ? al->data : a;
+  r.array = arg ? arg->name : al ? strf("buffer #%d", al->id) : "?";
+  long long off = (long long)a - (long long)base;
+  r.index = off >= 0 ? off / (long long)elem : -((-off + (long long)elem - 1) / (long long)elem);
+  return r;
+}
+
+static std::string where_str(const Where& x) {
+  return strf("%s[%lld]", x.array.c_str(), x.index);
+}
+
+// ---- the checks -----------------------------------------------------------------------------
+
+namespace {
+struct Ctx {
+  Worker* w;
+  Thread* t;
+  Stamp s;
+  Space space;
+  uintptr_t addr;
+};
+}  // namespace
+
+// Whether the earlier access `a` is ordered before the current one.
+static bool ordered(const Stamp& a, const Ctx& c) {
+  if (a.run != c.s.run) {
+    if (c.space != Space::Device) return true;  // an earlier block's shared memory
+    if (a.run < g_chk.first_run) return true;    // an earlier launch
+    // Another block of this launch: only a release it made and this block acquired orders them.
+    uint64_t level = std::max(c.t->ck.acq, c.w->blk_acq);
+    for (const Release& r : g_chk.releases[a.run - g_chk.first_run])
+      if (r.seq <= level && (a.epoch < r.epoch || (a.thread == r.thread && a.fences < r.fences))) return true;
+    return false;
+  }
+  if (a.thread == c.s.thread) return true;
+  if (a.epoch != c.s.epoch) return true;  // a __syncthreads() lies between them
+  if (a.thread / 32 == c.s.thread / 32 && a.wclock <= c.t->ck.vc[a.thread % 32]) return true;  // a warp sync
+  // A cuda::barrier phase: the access came before the earlier thread's arrival, and the current
+  // thread has waited for that phase to complete. Before its first arrival a thread is in phase 0
+  // of every barrier.
+  if (a.cslot != kNoSlot) return c.t->ck.cwait[a.cslot] > a.carr;
+  for (int i = 0; i < c.w->ncbar; ++i)
+    if (c.t->ck.cwait[i] > 0) return true;
+  return false;
+}
+
+static bool line_of_rmw(uint32_t pa, uint32_t pb) {
+  symbolize({pa, pb});
+  return g_sites[pa] == g_sites[pb];
+}
+
+static void record_hazard(const Ctx& c, const Stamp& a, const char* kind) {
+  Checker& k = g_chk;
+  ++k.total_hazards;
+  bool cross = a.run != c.s.run;
+  std::string key = strf("%s|%u|%u|%d", kind, a.pc, c.s.pc, int(c.space));
+  for (Finding& f : k.hazards)
+    if (f.key == key) {
+      ++f.count;
+      return;
+    }
+  if (k.hazards.size() >= 64) return;
+  Finding f;
+  f.key = key;
+  f.count = 1;
+  f.kind = kind;
+  f.at = describe(*c.w, c.space, c.addr);
+  f.block_a = cross ? k.run_block[a.run - k.first_run] : c.w->block_linear;
+  f.block_b = c.w->block_linear;
+  f.thread_a = a.thread;
+  f.thread_b = c.s.thread;
+  f.pc_a = a.pc;
+  f.pc_b = c.s.pc;
+  f.atomic_a = a.flags & kAtomic;
+  f.atomic_b = c.s.flags & kAtomic;
+  f.same_warp = !cross && a.thread / 32 == c.s.thread / 32;
+  f.cbar = a.cslot != kNoSlot || c.s.cslot != kNoSlot;
+  f.cross_block = cross;
+  f.same_line_rmw = false;
+  f.epoch = c.s.epoch;
+  f.from_file = c.w->epoch_file;
+  f.from_line = c.w->epoch_line;
+  f.to_file = nullptr;
+  f.to_line = 0;
+  f.open = true;
+  k.hazards.push_back(f);
+}
+
+static void record_uninit(const Ctx& c) {
+  Checker& k = g_chk;
+  ++k.total_uninit;
+  std::string key = strf("%u|%d", c.s.pc, int(c.space));
+  for (Finding& f : k.uninit)
+    if (f.key == key) {
+      ++f.count;
+      return;
+    }
+  if (k.uninit.size() >= 16) return;
+  Finding f{};
+  f.key = key;
+  f.count = 1;
+  f.kind = "uninitialized read";
+  f.at = describe(*c.w, c.space, c.addr);
+  f.block_a = f.block_b = c.w->block_linear;
+  f.thread_a = f.thread_b = c.s.thread;
+  f.pc_a = f.pc_b = c.s.pc;
+  f.epoch = c.s.epoch;
+  f.from_file = c.w->epoch_file;
+  f.from_line = c.w->epoch_line;
+  f.open = true;
+  k.uninit.push_back(f);
+}
+
+static inline bool empty(const Stamp& s) { return s.run == 0; }
+
+static void check_cell(Ctx& c, Cell& cell, uint32_t mask, bool write, bool read) {
+  const bool atomic = c.s.flags & kAtomic;
+  Stamp s = c.s;
+  s.flags = uint8_t((s.flags & 0x0f) | (mask << 4));
+  // Initialised bytes.
+  if (read) {
+    uint32_t have;
+    if (c.space == Space::Device) have = cell.init & 0xf;
+    else have = (cell.init >> 4) == (s.run & 0x0fffffffu) ? (cell.init & 0xf) : 0;
+    if ((have & mask) != mask) record_uninit(c);
+  }
+  auto overlap = [&](const Stamp& a) { return ((a.flags >> 4) & mask) != 0; };
+  // Two atomics never conflict. Nor does a plain read with an atomic write: a CAS loop starts
+  // from a plain read of the value other threads update atomically (the CUDA guide's own
+  // atomicAdd for double), and the CAS checks it. Plain writes and read-modify-writes do conflict.
+  auto conflicts = [&](const Stamp& a, bool a_wrote) {
+    if (empty(a) || !overlap(a) || ordered(a, c)) return false;
+    bool a_atomic = a.flags & kAtomic;
+    if (atomic && a_atomic) return false;
+    if (a_wrote && a_atomic && !write && read) return false;  // plain read after an atomic write
+    if (!a_wrote && atomic && write) return false;            // atomic write after a plain read
+    return true;
+  };
+  if (write) {
+    if (conflicts(cell.w, true)) record_hazard(c, cell.w, "write-after-write");
+    if (conflicts(cell.r1, false)) record_hazard(c, cell.r1, "write-after-read");
+    else if (conflicts(cell.r2, false)) record_hazard(c, cell.r2, "write-after-read");
+    cell.w = s;
+    cell.r1.run = cell.r2.run = 0;
+    if (c.space == Space::Device) cell.init = set_dev_init(cell.init, mask, 3);
+    else {
+      uint32_t cur = (cell.init >> 4) == (s.run & 0x0fffffffu) ? (cell.init & 0xf) : 0;
+      cell.init = ((s.run & 0x0fffffffu) << 4) | cur | mask;
+    }
+  } else {
+    if (conflicts(cell.w, true)) record_hazard(c, cell.w, "read-after-write");
+    if (!empty(cell.r1) && (cell.r1.thread != s.thread || cell.r1.run != s.run)) cell.r2 = cell.r1;
+    cell.r1 = s;
+  }
+}
+
+[[noreturn]] void thread_fault_ext(Worker& w, Thread& t, const char* kind, const std::string& msg);
+
+[[noreturn]] static void out_of_bounds(Ctx& c, uintptr_t a, size_t size, bool write, const std::string& what) {
+  std::string site = site_of(c.s.pc);
+  thread_fault_ext(*c.w, *c.t, "out-of-bounds",
+                   strf("out-of-bounds %s of %s in %s, block %s, thread %s, at %s: %s.\n"
+                        "  Check the index against the array's size on both sides: a guard such as `i >= offset` before "
+                        "reading [i - offset], and `i < n` before [i].",
+                        write ? "write" : "read", space_word(c.space), kernel_str(c.w->grid->site).c_str(),
+                        dim_str(c.w->block.bid, c.w->block.gdim).c_str(), dim_str(c.t->view.tid, c.w->block.bdim).c_str(),
+                        site.c_str(), what.c_str()));
+  (void)size;
+}
+
+static void on_access(uintptr_t a, size_t size, bool write, bool read, bool atomic, void* ra) {
+  Worker* w = tl_worker;
+  if (__builtin_expect(!w || !w->checking, 1)) return;
+  ThreadView* tv = tl_thread;
+  if (!tv) return;
+  Thread& t = *reinterpret_cast<Thread*>(tv);
+  if (a - w->cur_stack_lo < w->stack_bytes) return;  // the thread's own locals
+  Ctx c;
+  Cell* cells;
+  uintptr_t base;
+  if (a - w->sh_lo < w->sh_len) {
+    c.space = Space::Shared;
+    base = w->sh_lo;
+    cells = w->sh_shadow;
+  } else if (a - w->dyn_lo < w->dyn_len) {
+    c.space = Space::Dynamic;
+    base = w->dyn_lo;
+    cells = w->dyn_shadow;
+  } else {
+    Checker& k = g_chk;
+    DevShadow* d = k.mru;
+    if (!d || a - d->map_lo >= d->map_hi - d->map_lo) {
+      // The buffer whose mapping holds the address: below its start (a negative index) are its
+      // front canaries, above its end the slack and the guard page.
+      d = nullptr;
+      auto it = std::upper_bound(k.devs.begin(), k.devs.end(), a, [](uintptr_t x, const DevShadow* s) { return x < s->data; });
+      if (it != k.devs.begin() && a < (*(it - 1))->map_hi) d = *(it - 1);
+      else if (it != k.devs.end() && a >= (*it)->map_lo) d = *it;
+      if (!d) return;  // not device memory: host or __device__ variables
+      k.mru = d;
+    }
+    c.space = Space::Device;
+    base = d->data;
+    cells = d->cells;
+    c.w = w;
+    c.t = &t;
+    c.addr = a;
+    c.s.pc = pc32(ra);
+    c.s.thread = uint16_t(t.linear);
+    if (a < d->data || a + size > d->data + d->bytes) {
+      Where x = describe(*w, Space::Device, a);
+      size_t count = d->bytes / x.elem;
+      out_of_bounds(c, a, size, write,
+                    strf("%s is outside the buffer, which has %zu element%s (valid indices 0 to %lld)", where_str(x).c_str(),
+                         count, count == 1 ? "" : "s", (long long)count - 1));
+    }
+  }
+  c.w = w;
+  c.t = &t;
+  c.addr = a;
+  ThreadCheck& k = t.ck;
+  c.s.run = w->run;
+  c.s.epoch = w->bar_epoch;
+  c.s.pc = pc32(ra);
+  c.s.wclock = k.vc[t.view.lane];
+  c.s.thread = uint16_t(t.linear);
+  c.s.carr = k.cslot != kNoSlot ? k.carr[k.cslot] : 0;
+  c.s.cslot = k.cslot;
+  c.s.fences = k.fences;
+  c.s.flags = atomic ? kAtomic : 0;
+  k.last_pc = c.s.pc;
+  if (c.space == Space::Shared) {
+    // Inside the arena but in no array: before an array's start or past its end.
+    bool inside = false;
+    for (const SharedArray& s : w->shared_arrays) {
+      uintptr_t p = reinterpret_cast<uintptr_t>(s.p);
+      if (a >= p && a + size <= p + s.bytes) {
+        inside = true;
+        break;
+      }
+    }
+    if (!inside) {
+      Where x = describe(*w, Space::Shared, a);
+      long long count = 0;
+      for (const SharedArray& s : w->shared_arrays)
+        if (x.array == s.name) count = (long long)(s.bytes / (s.elem ? s.elem : 1));
+      out_of_bounds(c, a, size, write,
+                    strf("%s is outside __shared__ %s, which has %lld element%s (valid indices 0 to %lld)", where_str(x).c_str(),
+                         x.array.c_str(), count, count == 1 ? "" : "s", count - 1));
+    }
+  } else if (c.space == Space::Dynamic) {
+    uintptr_t lo = reinterpret_cast<uintptr_t>(w->dyn_start);
+    if (a < lo || a + size > lo + w->dyn_bytes) {
+      Where x = describe(*w, Space::Dynamic, a);
+      long long count = (long long)(w->dyn_bytes / x.elem);
+      out_of_bounds(c, a, size, write,
+                    strf("%s is outside the %zu bytes of dynamic shared memory that the launch asked for (%lld element%s, valid "
+                         "indices 0 to %lld; the third <<<>>> argument sets the size)",
+                         where_str(x).c_str(), w->dyn_bytes, count, count == 1 ? "" : "s", count - 1));
+    }
+  }
+  // Atomics: a release (fence, then atomic) publishes this block's writes; the atomic observes
+  // every release made so far.
+  if (atomic && c.space == Space::Device) {
+    Checker& ch = g_chk;
+    if (k.fenced) {
+      ch.releases[w->run - ch.first_run].push_back(Release{++ch.rel_seq, k.fence_epoch, c.s.thread, k.fences});
+      c.s.fences = uint16_t(k.fences - 1);  // the releasing atomic itself is part of the release
+      k.fenced = false;
+    }
+    k.seen = ch.rel_seq;
+    w->blk_seen_pending = std::max(w->blk_seen_pending, k.seen);
+  }
+  uintptr_t hi = a + size;
+  for (uintptr_t ca = base + ((a - base) & ~uintptr_t(3)); ca < hi; ca += 4) {
+    uint32_t m = byte_mask(ca, a, hi);
+    check_cell(c, cells[(ca - base) >> 2], m, write, read);
+  }
+}
+
+// ---- reports ----------------------------------------------------------------------------------
+
+static std::string interval_str(const Finding& f) {
+  std::string from = f.from_file ? "the barrier at " + where(f.from_file, f.from_line) : "the kernel's start";
+  std::string to = f.to_file ? "the barrier at " + where(f.to_file, f.to_line) : "the block's end";
+  return "between " + from + " and " + to;
+}
+
+static std::string advice(const Finding& f) {
+  if (f.cross_block) {
+    if (g_sites[f.pc_a] == g_sites[f.pc_b])
+      return "Many threads update the same element: use atomicAdd (or another atomic) for a shared total, or give each "
+             "thread its own element and reduce them.";
+    return "Blocks run in no fixed order and see each other's plain writes only through a release and an acquire: the writer "
+           "calls __threadfence() before the atomic that announces its data, and the reader calls __threadfence() after the "
+           "atomic that observed it. Otherwise split the work into two kernel launches.";
+  }
+  if (f.pc_a == f.pc_b || g_sites[f.pc_a] == g_sites[f.pc_b])  // acc += x: a read-modify-write of one element
+    return "Many threads update the same element: use atomicAdd (or another atomic), or a reduction tree in which each thread "
+           "owns one element per step.";
+  if (f.cbar)
+    return "With cuda::barrier, what a thread does after arrive() belongs to the next phase: write your element before "
+           "arrive(), and read the other threads' elements only after wait() returns.";
+  if (f.same_warp)
+    return "The lanes of a warp do not run in lockstep (since Volta): put __syncwarp() between the write and the read, or "
+           "exchange values with __shfl_down_sync().";
+  if (f.kind == "write-after-read")
+    return "A thread overwrote an element that another thread still had to read: read into a register, __syncthreads(), then "
+           "write (or write into a second buffer).";
+  return "A thread read an element that another thread writes in the same step: put a __syncthreads() between the write and "
+         "the read (read, barrier, write, barrier).";
+}
+
+static std::string who_str(uint32_t block, uint16_t thread) {
+  const Grid& g = *g_chk.grid;
+  uint3 b{block % g.grid.x, (block / g.grid.x) % g.grid.y, block / (g.grid.x * g.grid.y)};
+  uint3 t{thread % g.block.x, (thread / g.block.x) % g.block.y, thread / (g.block.x * g.block.y)};
+  return strf("block %s thread %s", dim_str(b, g.grid).c_str(), dim_str(t, g.block).c_str());
+}
+
+static const char* verb(const std::string& kind, bool first, bool atomic) {
+  // read-after-write: the first access wrote, the second read.
+  bool wrote = first ? kind != "write-after-read" : kind != "read-after-write";
+  if (atomic) return wrote ? "atomically updated" : "atomically read";
+  return wrote ? "wrote" : "read";
+}
+
+std::string check_launch_end(Grid& g, int* code, std::string* kind) {
+  Checker& k = g_chk;
+  if (!k.active) return "";
+  k.active = false;
+  if (k.hazards.empty() && k.uninit.empty()) return "";
+  std::vector<uint32_t> pcs;
+  for (auto* list : {&k.hazards, &k.uninit})
+    for (const Finding& f : *list) pcs.push_back(f.pc_a), pcs.push_back(f.pc_b);
+  symbolize(pcs);
+  std::string out;
+  if (!k.hazards.empty()) {
+    *code = 3;
+    *kind = "race";
+    const Finding& f0 = k.hazards.front();
+    out = strf("race in %s: %d hazard%s on %s.\n", kernel_str(g.site).c_str(), k.total_hazards, k.total_hazards == 1 ? "" : "s",
+               space_word(f0.at.space));
+    for (const Finding& f : k.hazards) {
+      const char* a = f.kind == "write-after-read" ? "read" : "write";
+      const char* b = f.kind == "read-after-write" ? "read" : "write";
+      out += strf("  %s between %s%s at %s and %s%s at %s [%d hazard%s]\n", f.kind.c_str(), f.atomic_a ? "atomic " : "", a,
+                  g_sites[f.pc_a].c_str(), f.atomic_b ? "atomic " : "", b, g_sites[f.pc_b].c_str(), f.count,
+                  f.count == 1 ? "" : "s");
+    }
+    const Finding& f = f0;
+    std::string arr = (f.at.space == Space::Device ? "" : "__shared__ ") + where_str(f.at);
+    out += strf("  first: %s %s %s at %s, then %s %s it at %s", who_str(f.block_a, f.thread_a).c_str(),
+                verb(f.kind, true, f.atomic_a), arr.c_str(), g_sites[f.pc_a].c_str(), who_str(f.block_b, f.thread_b).c_str(),
+                verb(f.kind, false, f.atomic_b), g_sites[f.pc_b].c_str());
+    if (f.cross_block) out += ",\n         in another block, with no release and acquire between them.\n";
+    else out += strf(",\n         with no barrier between them (%s).\n", interval_str(f).c_str());
+    out += "  " + advice(f) + "\n";
+  }
+  if (!k.uninit.empty()) {
+    if (!*code) {
+      *code = 4;
+      *kind = "uninitialized";
+    }
+    const Finding& f = k.uninit.front();
+    out += strf("%s in %s: %d read%s of %s that nothing wrote.\n", k.hazards.empty() ? "uninitialized read" : "also: uninitialized read",
+                kernel_str(g.site).c_str(), k.total_uninit, k.total_uninit == 1 ? "" : "s", space_word(f.at.space));
+    for (const Finding& u : k.uninit)
+      out += strf("  read at %s [%d time%s]\n", g_sites[u.pc_a].c_str(), u.count, u.count == 1 ? "" : "s");
+    std::string arr = (f.at.space == Space::Device ? "" : "__shared__ ") + where_str(f.at);
+    out += strf("  first: %s read %s at %s (%s), before any thread %s it.\n", who_str(f.block_a, f.thread_a).c_str(),
+                arr.c_str(), g_sites[f.pc_a].c_str(), interval_str(f).c_str(),
+                f.at.space == Space::Device ? "or cudaMemcpy/cudaMemset wrote" : "of the block wrote");
+    out += f.at.space == Space::Device
+               ? "  cudaMalloc memory holds garbage: write every element before a kernel reads it (cudaMemcpy, cudaMemset or a "
+                 "kernel), or guard the read with the bounds check.\n"
+               : "  Shared memory starts as garbage in every block: write every element a thread will read (padding too, with "
+                 "the operation's identity, e.g. 0 for a sum or -FLT_MAX for a max), or guard the read.\n";
+  }
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+}  // namespace detail
+}  // namespace cudasim
+
+// ---- the instrumentation's entry points -------------------------------------------------------
+// The names and signatures are ThreadSanitizer's compiler interface (GCC and Clang emit the same
+// calls). Accesses outside a checked kernel return at the first test.
+
+using cudasim::detail::on_access;
+#define RA __builtin_return_address(0)
+
+extern "C" {
+void __tsan_init() {}
+void __tsan_func_entry(void*) {}
+void __tsan_func_exit() {}
+void __tsan_vptr_update(void**, void*) {}
+void __tsan_vptr_read(void**) {}
+
+#define CUDASIM_PLAIN(n)                                                                             \
+  void __tsan_read##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); }   \
+  void __tsan_write##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); }  \
+  void __tsan_unaligned_read##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); } \
+  void __tsan_unaligned_write##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); } \
+  void __tsan_volatile_read##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); }  \
+  void __tsan_volatile_write##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); }
+CUDASIM_PLAIN(1)
+CUDASIM_PLAIN(2)
+CUDASIM_PLAIN(4)
+CUDASIM_PLAIN(8)
+CUDASIM_PLAIN(16)
+#undef CUDASIM_PLAIN
+void __tsan_read_range(void* a, unsigned long n) { on_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); }
+void __tsan_write_range(void* a, unsigned long n) { on_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); }
+void* __tsan_memcpy(void* d, const void* s, unsigned long n) {
+  on_access(reinterpret_cast<uintptr_t>(s), n, false, true, false, RA);
+  on_access(reinterpret_cast<uintptr_t>(d), n, true, false, false, RA);
+  return std::memcpy(d, s, n);
+}
+void* __tsan_memmove(void* d, const void* s, unsigned long n) {
+  on_access(reinterpret_cast<uintptr_t>(s), n, false, true, false, RA);
+  on_access(reinterpret_cast<uintptr_t>(d), n, true, false, false, RA);
+  return std::memmove(d, s, n);
+}
+void* __tsan_memset(void* d, int v, unsigned long n) {
+  on_access(reinterpret_cast<uintptr_t>(d), n, true, false, false, RA);
+  return std::memset(d, v, n);
+}
+void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+void __tsan_atomic_signal_fence(int) {}
+
+// Atomics: perform the operation (sequentially consistent: stronger than CUDA's relaxed atomics,
+// which only hides bugs the hazard check reports anyway), then record it.
+#define CUDASIM_ATOMICS(bits, T)                                                                               \
+  T __tsan_atomic##bits##_load(const volatile T* a, int) {                                                     \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), false, true, true, RA);                               \
+    return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                               \
+  }                                                                                                            \
+  void __tsan_atomic##bits##_store(volatile T* a, T v, int) {                                                  \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, false, true, RA);                               \
+    __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                                  \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) {                                                  \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, false, true, RA);                               \
+    return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                        \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int) {                                                 \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                                         \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int) {                                                 \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                                         \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int) {                                                 \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                                         \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int) {                                                  \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                                          \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int) {                                                 \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                                         \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_fetch_nand(volatile T* a, T v, int) {                                                \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                                        \
+  }                                                                                                            \
+  int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {                      \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                    \
+  }                                                                                                            \
+  int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {                        \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                    \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, T v, int, int) {                            \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                          \
+    return c;                                                                                                  \
+  }
+CUDASIM_ATOMICS(8, uint8_t)
+CUDASIM_ATOMICS(16, uint16_t)
+CUDASIM_ATOMICS(32, uint32_t)
+CUDASIM_ATOMICS(64, uint64_t)
+#undef CUDASIM_ATOMICS
+}

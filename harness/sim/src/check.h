@@ -1,0 +1,82 @@
+// The memory checker: shadow state for shared and device memory, fed by every load, store and
+// atomic that instrumented device code makes (access.cpp), and the hazard, uninitialized-read and
+// bounds checks built on it. See docs/architecture.md, "How the simulator sees memory".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cudasim {
+namespace detail {
+
+struct Worker;
+struct Thread;
+struct Grid;
+struct CBarState;
+struct LaunchSite;
+
+// One access as the shadow remembers it. `run` identifies the block execution (0: no access).
+struct Stamp {
+  uint32_t run;
+  uint32_t epoch;   // which __syncthreads interval of the block
+  uint32_t pc;      // the access's code address, relative to the executable's base
+  uint32_t wclock;  // the lane's own warp clock when it accessed
+  uint16_t thread;  // linear thread index in the block
+  uint16_t carr;    // arrivals of the thread at its cuda::barrier (slot cslot) before the access
+  uint16_t fences;  // __threadfence() calls the thread had made before the access
+  uint8_t cslot;    // the cuda::barrier slot the thread used last, or kNoSlot
+  uint8_t flags;    // kAtomic; bits 4-7: which bytes of the 4-byte word
+};
+static constexpr uint8_t kNoSlot = 0xff;
+static constexpr uint8_t kAtomic = 1;
+
+// The shadow of one 4-byte word: the last write, the last two reads by different threads, and
+// which bytes hold a value (shared memory: per block run; device memory: ever) and who wrote them.
+struct Cell {
+  Stamp w, r1, r2;
+  uint32_t init;  // shared: (run << 4) | byte mask; device: byte mask | writer kinds << 8 (2 bits a byte)
+  uint32_t spare;
+};
+
+// Per-thread checking state, reset when a block starts.
+struct ThreadCheck {
+  uint32_t vc[32];    // what this lane knows of each lane of its warp (warp vector clock)
+  uint16_t carr[4];   // arrivals at each tracked cuda::barrier
+  uint16_t cwait[4];  // phases of each tracked cuda::barrier this thread has waited for
+  uint8_t cslot;
+  bool fenced;          // a __threadfence() since the last atomic: the next atomic releases
+  uint16_t fences;
+  uint32_t fence_epoch;
+  uint64_t seen;        // releases visible to the thread's last atomic
+  uint64_t acq;         // releases this thread has acquired (atomic, then fence)
+  uint32_t bars;        // __syncthreads() calls passed
+  uint32_t last_pc;     // its last access, for "returned after ..." messages
+};
+
+// Engine hooks (check.cpp). All of them are cheap no-ops when the grid is not checked.
+void check_launch_begin(Grid& g, const void* const* ptr_args, const char* const* ptr_names, int n);
+// After the checked run: "" or the report of what was found; *code is 3 (hazards) or 4 (other).
+std::string check_launch_end(Grid& g, int* code, std::string* kind);
+void check_block_begin(Worker& w, unsigned nthreads);
+void check_block_end(Worker& w);
+// A __syncthreads() released: returns "" or a strict-barrier diagnostic (threads that returned).
+std::string check_barrier_release(Worker& w, unsigned nthreads, const char* file, int line);
+void check_warp_sync(Worker& w, unsigned warp_index, unsigned lanes);
+void check_fence(Worker& w, Thread& t);
+uint8_t check_cbar_slot(Worker& w, const CBarState* b);
+void check_cbar_arrive(Worker& w, Thread& t, const CBarState* b);
+void check_cbar_waited(Worker& w, Thread& t, const CBarState* b, uint64_t phase);
+// Host-side writes into device memory: cudaMemcpy, cudaMemset.
+enum class HostWrite : uint8_t { Copy = 1, Memset = 2 };
+void shadow_host_write(const void* dst, size_t bytes, HostWrite how);
+void shadow_device_copy(void* dst, const void* src, size_t bytes);
+void shadow_alloc(uintptr_t data, size_t bytes, int id, uintptr_t map_lo, uintptr_t map_hi);
+void shadow_free(uintptr_t data);
+// Whether the last write of every word of [p, p + bytes) in the checked run was an atomic.
+bool written_by_atomic(uintptr_t p, size_t bytes);
+// A code address (as stored in a Stamp) as "file:line" of the learner's source, or "?".
+std::string site_of(uint32_t pc);
+
+}  // namespace detail
+}  // namespace cudasim
