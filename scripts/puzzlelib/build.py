@@ -302,9 +302,9 @@ def _build_progress(target: str, root: Path) -> Callable[[str], None]:
     return on_line
 
 
-UCONTEXT_HINT = """note: Boost.Context was not found, so the simulator uses its ucontext fibers, about 3-4 times
-      slower (`check` takes that much longer). Install it for speed, then delete the build folder:
-      sudo apt-get install libboost-context-dev  |  brew install boost  |  pixi run ..."""
+UCONTEXT_HINT = ("note: Boost.Context was not found, so the simulator uses its slower ucontext fibers "
+                 "(README.md, Start, says how much); for speed install libboost-context-dev (apt) or boost (brew), "
+                 "then delete the build folder.")
 
 
 def fell_back_to_ucontext(configure_output: str) -> bool:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import List, Optional
 
-from .build import CMAKE_MISSING, configure_cmd
+from .build import CMAKE_MISSING, BuildLock, configure_cmd
 from .common import PROG, UsageError, err, fmt_seconds, ncpu, out, quote_cmd, rel, test_build_dir
 from .options import parse
 
@@ -187,10 +187,12 @@ def cmd_test(root: Path, args: List[str]) -> int:
     if not step("dependencies", check_deps):
         return summary(2)
     configure = configure_cmd(root, build, ["-DPUZZLES_TESTS=ON"])
-    if not step("configure (%s)" % rel(build, root), lambda: _run(configure) == 0):
-        return summary(1)
-    if not step("build", lambda: _run(["cmake", "--build", str(build), "-j", jobs]) == 0):
-        return summary(1)
+    # The same lock as run/check/list: a command started meanwhile on this build folder waits.
+    with BuildLock(build, root):
+        if not step("configure (%s)" % rel(build, root), lambda: _run(configure) == 0):
+            return summary(1)
+        if not step("build", lambda: _run(["cmake", "--build", str(build), "-j", jobs]) == 0):
+            return summary(1)
     # `ctest --test-dir` needs CMake 3.20; running inside the build dir works everywhere.
     ok = step("ctest", lambda: _run(["ctest", "--output-on-failure", "-j", jobs], cwd=str(build)) == 0)
     env = dict(os.environ, PUZZLES_BUILD_DIR=str(build))
