@@ -671,8 +671,8 @@ def gpu_compile_line(settings: Settings) -> str:
     if settings.nvcc:
         return "GPU compile: %s %s (device code that calls host functions is a build error)" % (
             settings.nvcc, " ".join(NVCC_FLAGS))
-    return ("GPU compile: off (no nvcc found; --nvcc PATH): device code is only run on the simulator, "
-            "which lets it call host functions")
+    return ("GPU compile: off (no nvcc found; --nvcc PATH): kernels are compiled for the simulator only, "
+            "where they can call host functions")
 
 
 def replay_command(seed: int, tree: Optional[Path], root: Path, pristine: Optional[Path], only) -> str:
