@@ -164,7 +164,10 @@ def run_limited(cmd: List[str], timeout: float, memory: Optional[int] = None,
     thread.join(timeout=5)
     if vthread is not None:
         vthread.join(timeout=5)
-        results = verdicts
+        # Lines can only be added to the verdict pipe (by a process that reopened it through /proc):
+        # a failing verdict always outranks a pass, so an added "pass" line changes nothing.
+        failing = [v for v in verdicts if v.get("verdict") != PASS]
+        results = failing or verdicts
     return Outcome(list(map(str, cmd)), proc.returncode, list(kept), results[-1] if results else None,
                    timed_out, time.monotonic() - start)
 

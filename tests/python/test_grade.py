@@ -845,6 +845,48 @@ def test_error_reasons_other_kinds():
     assert grade_run.explain(fake_outcome(3, [], {"verdict": "race"})) == "result depends on thread order"
 
 
+FAKE_CHECKER = """\
+#!{python}
+import os, signal, sys
+fd = int(os.environ["PUZZLES_VERDICT_FD"])
+assert os.environ["PUZZLES_CHECK_LEARNER"] == "learner-binary"
+print('RESULT {{"verdict": "pass", "checked": true}}')  # the output is never the verdict
+for verdict in {verdicts!r}:
+    os.write(fd, ('RESULT {{"verdict": "%s", "checked": true, "reason": %s}}\\n'
+                  % (verdict[0], "null" if verdict[1] is None else '"%s"' % verdict[1])).encode())
+if {signal}:
+    os.kill(os.getpid(), {signal})
+sys.exit({rc})
+"""
+
+
+@pytest.mark.parametrize("verdicts, rc, signal_number, kind, reason", [
+    ([("pass", None)], 0, 0, "pass", "passed"),
+    ([("fail", "wrong answer")], 1, 0, "fail", "wrong answer"),
+    ([("not-on-device", "not computed on the device: the program launched no kernel")], 5, 0, "not-on-device",
+     "not computed on the device: the program launched no kernel"),
+    ([("pass", None), ("error", "the program sent more outputs than the driver compares")], 4, 0, "error",
+     "the program sent more outputs than the driver compares"),
+    ([("fail", "wrong answer"), ("pass", None)], 1, 0, "fail", "wrong answer"),  # an added pass line changes nothing
+    ([("race", None)], 3, 0, "race", "race: result depends on thread order"),
+    ([("error", None)], 4, 0, "error", "kernel error"),
+    ([("error", "crashed (SIGABRT)")], 134, 0, "error", "crashed (SIGABRT)"),
+    ([("pass", None)], 1, 0, "error", "the grader's checker reported 'pass' with exit code 1"),
+    ([], 0, 0, "error", "the grader's checker ended without a verdict (exit code 0)"),
+    ([], 2, 0, "usage", "the driver rejected its command line"),
+    ([], 0, 9, "error", "the grader's checker was killed (SIGKILL): the learner's program may have signalled its parent"),
+])
+def test_checked_verdicts(tmp_path, verdicts, rc, signal_number, kind, reason):
+    """The verdict of a checked run comes from the checker's descriptor and exit code, never from
+    the output."""
+    checker = tmp_path / "fake_checker.py"
+    checker.write_text(FAKE_CHECKER.format(python=sys.executable, verdicts=verdicts, signal=signal_number, rc=rc))
+    checker.chmod(0o755)
+    outcome = grade_run.run_checked(checker, "learner-binary", ["--variant", "simple"], 30)
+    assert (outcome.kind, outcome.reason) == (kind, reason), outcome.lines
+    assert not any("RESULT" in line for line in outcome.lines)
+
+
 FAKE_SIM = """\
 #!{python}
 import sys
