@@ -269,6 +269,8 @@ SIM_REASONS = [
     (re.compile(r"arithmetic error"), "crash: arithmetic error (division by zero?)"),
     (re.compile(r"out of memory"), "out of memory"),
     (re.compile(r"used outside a kernel"), "device code called from host code"),
+    # The simulator's run-time form of nvcc's error, for kernels that call exit, fopen, system, ...
+    (re.compile(r'calling a __host__ function\("([^"]*)"\)'), "device code calls the host function \\1"),
 ]
 SIM_ERROR = re.compile(r"^\s*cudasim: error: (.*)$")
 HARNESS_ERROR = re.compile(r"^\s*error: (.*?)(?: failed at | a kernel launch or a kernel failed)")
@@ -282,8 +284,9 @@ def simulator_reason(lines: List[str]) -> Optional[str]:
         if m:
             message = m.group(1)
             for pattern, reason in SIM_REASONS:
-                if pattern.search(message):
-                    return reason
+                m = pattern.search(message)
+                if m:
+                    return m.expand(reason)
             return "kernel error: " + shorten(message, 60)
     for line in lines:
         if "a kernel launch or a kernel failed" in line:

@@ -825,6 +825,8 @@ def fake_outcome(returncode, lines, result=None, timed_out=False):
     ("crash in host code: invalid access to address 0x10, which is not in any device buffer.",
      "crash in host code"),
     ("the simulator could not allocate a thread stack (out of memory)", "out of memory"),
+    ('host function called from device code in kernel k (block 0, thread 3) at a.cu:7: calling a __host__ '
+     'function("fopen") from a __global__ function("k") is not allowed', "device code calls the host function fopen"),
     ("something new", "kernel error: something new"),
 ])
 def test_error_reasons(message, reason):
