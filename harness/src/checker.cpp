@@ -216,7 +216,7 @@ void receive(const Case& c, void* out, size_t element_size, size_t count) {
     run_learner(c);
     if (WIFSIGNALED(g.status)) {
       const int sig = WTERMSIG(g.status);
-      // No reason: the grader names the crash from the exit code, as for any program.
+      // 128 + signal, as a shell reports it: the grader names the crash the same way for any program.
       std::printf("the learner's program was killed by %s\n", signal_text(sig).c_str());
       verdict(c, "error", "crashed (" + signal_text(sig) + ")");
       std::fflush(stdout);
