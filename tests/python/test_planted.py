@@ -1,4 +1,4 @@
-"""Planted-bug learner files (tests/planted/<puzzle>/<name>.plant, edits of the solution) must be rejected by `check`.
+r"""Planted-bug learner files (tests/planted/<puzzle>/<name>.plant, edits of the solution) must be rejected by `check`.
 
 Each file starts with a header that says what it plants and how it must be caught:
 

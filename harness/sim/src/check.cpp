@@ -275,7 +275,9 @@ struct Checker {
   uint64_t rel_seq = 0;
   std::vector<ArgName> args;
   std::vector<DevShadow*> devs;  // sorted by data
-  DevShadow* mru = nullptr;
+  DevShadow* mru = nullptr;  // the two buffers used last: most kernels read one and write another
+  DevShadow* mru2 = nullptr;
+  uintptr_t gap_lo = 0, gap_hi = 0;  // the last range found to hold no device buffer (built-ins, TLS...)
   std::vector<Finding> hazards, uninit;
   int total_hazards = 0, total_uninit = 0;
 };
@@ -304,7 +306,8 @@ void check_launch_begin(Grid& g, const void* const* ptrs, const char* const* nam
   std::lock_guard<std::mutex> lock(g_dev_mu);
   c.devs.clear();
   for (auto& kv : g_dev) c.devs.push_back(&kv.second);
-  c.mru = c.devs.empty() ? nullptr : c.devs.front();
+  c.mru = c.mru2 = c.devs.empty() ? nullptr : c.devs.front();
+  c.gap_lo = c.gap_hi = 0;
 }
 
 void check_block_begin(Worker& w, unsigned n) {
@@ -357,7 +360,13 @@ std::string check_barrier_release(Worker& w, unsigned n, const char* file, int l
     w.bar_sites.push_back(BarSite{file, line, 0});
     s = &w.bar_sites.back();
   }
-  if (++s->count > (uint64_t)options().max_barrier_passes)
+  ++s->count;
+  if (s->count > w.hot_count.load(std::memory_order_relaxed)) {
+    w.hot_file.store(file, std::memory_order_relaxed);
+    w.hot_line.store(line, std::memory_order_relaxed);
+    w.hot_count.store(s->count, std::memory_order_relaxed);
+  }
+  if (s->count > (uint64_t)options().max_barrier_passes)
     return strf("block %s passed the barrier at %s %llu times: a loop around it never ends (its condition never changes, "
                 "e.g. a stride multiplied by 1 or an index that is not incremented).\n  CUDASIM_MAX_BARRIERS sets the limit.",
                 dim_str(w.block.bid, w.block.gdim).c_str(), where(file, line).c_str(), (unsigned long long)s->count);
@@ -394,14 +403,14 @@ std::string check_barrier_release(Worker& w, unsigned n, const char* file, int l
 void check_warp_sync(Worker& w, unsigned warp_index, unsigned lanes) {
   if (!w.checking) return;
   Thread* t = &w.threads[warp_index * 32];
-  uint32_t join[32] = {0};
+  uint16_t join[32] = {0};
   for (unsigned l = 0; l < 32; ++l)
     if (lanes & (1u << l))
       for (unsigned j = 0; j < 32; ++j) join[j] = std::max(join[j], t[l].ck.vc[j]);
   for (unsigned l = 0; l < 32; ++l)
     if (lanes & (1u << l)) {
       std::memcpy(t[l].ck.vc, join, sizeof join);
-      ++t[l].ck.vc[l];
+      if (t[l].ck.vc[l] < 0xffff) ++t[l].ck.vc[l];
     }
 }
 
@@ -418,7 +427,7 @@ void check_fence(Worker& w, Thread& t) {
 uint8_t check_cbar_slot(Worker& w, const CBarState* b) {
   for (int i = 0; i < w.ncbar; ++i)
     if (w.cbar_slots[i] == b) return uint8_t(i);
-  if (w.ncbar == 4) return kNoSlot;
+  if (w.ncbar == 4) return kNoSlot;  // a fifth barrier in one block: its phases order nothing (may over-report)
   w.cbar_slots[w.ncbar] = b;
   return uint8_t(w.ncbar++);
 }
@@ -520,7 +529,7 @@ static bool ordered(const Stamp& a, const Ctx& c) {
   // A cuda::barrier phase: the access came before the earlier thread's arrival, and the current
   // thread has waited for that phase to complete. Before its first arrival a thread is in phase 0
   // of every barrier.
-  if (a.cslot != kNoSlot) return c.t->ck.cwait[a.cslot] > a.carr;
+  if (stamp_slot(a) != kNoSlot) return c.t->ck.cwait[stamp_slot(a)] > a.carr;
   for (int i = 0; i < c.w->ncbar; ++i)
     if (c.t->ck.cwait[i] > 0) return true;
   return false;
@@ -556,7 +565,7 @@ static void record_hazard(const Ctx& c, const Stamp& a, const char* kind) {
   f.atomic_a = a.flags & kAtomic;
   f.atomic_b = c.s.flags & kAtomic;
   f.same_warp = !cross && a.thread / 32 == c.s.thread / 32;
-  f.cbar = a.cslot != kNoSlot || c.s.cslot != kNoSlot;
+  f.cbar = stamp_slot(a) != kNoSlot || stamp_slot(c.s) != kNoSlot;
   f.cross_block = cross;
   f.same_line_rmw = false;
   f.epoch = c.s.epoch;
@@ -671,14 +680,24 @@ static void on_access(uintptr_t a, size_t size, bool write, bool read, bool atom
   } else {
     Checker& k = g_chk;
     DevShadow* d = k.mru;
+    if (d && a - d->map_lo >= d->map_hi - d->map_lo) {
+      std::swap(k.mru, k.mru2);
+      d = k.mru;
+    }
     if (!d || a - d->map_lo >= d->map_hi - d->map_lo) {
+      if (a - k.gap_lo < k.gap_hi - k.gap_lo) return;
       // The buffer whose mapping holds the address: below its start (a negative index) are its
       // front canaries, above its end the slack and the guard page.
       d = nullptr;
       auto it = std::upper_bound(k.devs.begin(), k.devs.end(), a, [](uintptr_t x, const DevShadow* s) { return x < s->data; });
       if (it != k.devs.begin() && a < (*(it - 1))->map_hi) d = *(it - 1);
       else if (it != k.devs.end() && a >= (*it)->map_lo) d = *it;
-      if (!d) return;  // not device memory: host or __device__ variables
+      if (!d) {  // not device memory: the built-in variables, host or __device__ variables
+        k.gap_lo = it == k.devs.begin() ? 0 : (*(it - 1))->map_hi;
+        k.gap_hi = it == k.devs.end() ? UINTPTR_MAX : (*it)->map_lo;
+        return;
+      }
+      k.mru2 = k.mru;
       k.mru = d;
     }
     c.space = Space::Device;
@@ -707,18 +726,19 @@ static void on_access(uintptr_t a, size_t size, bool write, bool read, bool atom
   c.s.wclock = k.vc[t.view.lane];
   c.s.thread = uint16_t(t.linear);
   c.s.carr = k.cslot != kNoSlot ? k.carr[k.cslot] : 0;
-  c.s.cslot = k.cslot;
-  c.s.fences = k.fences;
-  c.s.flags = atomic ? kAtomic : 0;
+  c.s.fences = uint8_t(std::min<unsigned>(k.fences, 255));
+  c.s.flags = uint8_t((atomic ? kAtomic : 0) | (k.cslot << 1));
   k.last_pc = c.s.pc;
   if (c.space == Space::Shared) {
     // Inside the arena but in no array: before an array's start or past its end.
-    bool inside = false;
-    for (const SharedArray& s : w->shared_arrays) {
+    bool inside = a - w->arr_lo < w->arr_len && a + size - w->arr_lo <= w->arr_len;  // the array used last
+    for (size_t i = 0; !inside && i < w->shared_arrays.size(); ++i) {
+      const SharedArray& s = w->shared_arrays[i];
       uintptr_t p = reinterpret_cast<uintptr_t>(s.p);
       if (a >= p && a + size <= p + s.bytes) {
         inside = true;
-        break;
+        w->arr_lo = p;
+        w->arr_len = s.bytes;
       }
     }
     if (!inside) {
@@ -746,8 +766,9 @@ static void on_access(uintptr_t a, size_t size, bool write, bool read, bool atom
   if (atomic && c.space == Space::Device) {
     Checker& ch = g_chk;
     if (k.fenced) {
-      ch.releases[w->run - ch.first_run].push_back(Release{++ch.rel_seq, k.fence_epoch, c.s.thread, k.fences});
-      c.s.fences = uint16_t(k.fences - 1);  // the releasing atomic itself is part of the release
+      ch.releases[w->run - ch.first_run].push_back(
+          Release{++ch.rel_seq, k.fence_epoch, c.s.thread, uint16_t(std::min<unsigned>(k.fences, 255))});
+      c.s.fences = uint8_t(std::min<unsigned>(k.fences - 1u, 255));  // the releasing atomic is part of the release
       k.fenced = false;
     }
     k.seen = ch.rel_seq;

@@ -16,32 +16,35 @@ struct Grid;
 struct CBarState;
 struct LaunchSite;
 
-// One access as the shadow remembers it. `run` identifies the block execution (0: no access).
+// One access as the shadow remembers it, in 20 bytes. `run` identifies the block execution
+// (0: no access). Counters that could overflow saturate: a saturated warp clock or fence count can
+// only hide a hazard, never invent one.
 struct Stamp {
   uint32_t run;
   uint32_t epoch;   // which __syncthreads interval of the block
   uint32_t pc;      // the access's code address, relative to the executable's base
-  uint32_t wclock;  // the lane's own warp clock when it accessed
+  uint16_t wclock;  // the lane's own warp clock when it accessed
   uint16_t thread;  // linear thread index in the block
-  uint16_t carr;    // arrivals of the thread at its cuda::barrier (slot cslot) before the access
-  uint16_t fences;  // __threadfence() calls the thread had made before the access
-  uint8_t cslot;    // the cuda::barrier slot the thread used last, or kNoSlot
-  uint8_t flags;    // kAtomic; bits 4-7: which bytes of the 4-byte word
+  uint16_t carr;    // arrivals of the thread at its cuda::barrier (its last used slot) before the access
+  uint8_t fences;   // __threadfence() calls the thread had made before the access
+  uint8_t flags;    // bit 0: atomic; bits 1-3: cuda::barrier slot (7: none); bits 4-7: bytes of the word
 };
-static constexpr uint8_t kNoSlot = 0xff;
+static constexpr uint8_t kNoSlot = 7;
 static constexpr uint8_t kAtomic = 1;
+inline unsigned stamp_slot(const Stamp& s) { return (s.flags >> 1) & 7; }
 
-// The shadow of one 4-byte word: the last write, the last two reads by different threads, and
-// which bytes hold a value (shared memory: per block run; device memory: ever) and who wrote them.
-struct Cell {
+// The shadow of one 4-byte word, one cache line: the last write, the last two reads by different
+// threads, and which bytes hold a value (shared memory: per block run; device memory: ever) and
+// who wrote them.
+struct alignas(64) Cell {
   Stamp w, r1, r2;
   uint32_t init;  // shared: (run << 4) | byte mask; device: byte mask | writer kinds << 8 (2 bits a byte)
-  uint32_t spare;
 };
+static_assert(sizeof(Cell) == 64, "a shadow cell is one cache line");
 
 // Per-thread checking state, reset when a block starts.
 struct ThreadCheck {
-  uint32_t vc[32];    // what this lane knows of each lane of its warp (warp vector clock)
+  uint16_t vc[32];    // what this lane knows of each lane of its warp (warp vector clock)
   uint16_t carr[4];   // arrivals at each tracked cuda::barrier
   uint16_t cwait[4];  // phases of each tracked cuda::barrier this thread has waited for
   uint8_t cslot;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <ctime>
 #include <thread>
@@ -656,6 +657,7 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
   w.block_linear = linear;
   w.block.dyn_shared = place_dynamic_shared(w, g.shmem);
   w.shared_arrays.clear();
+  w.arr_lo = w.arr_len = 0;
   tl_block = &w.block;
 
   if (w.threads.size() < n) w.threads.resize(n);
@@ -686,6 +688,9 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
   w.epoch_line = 0;
   check_block_begin(w, n);
   bump(w.threads_run, n);
+  w.hot_count.store(0, std::memory_order_relaxed);
+  w.block_start_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count(),
+                         std::memory_order_relaxed);
 
   std::vector<unsigned>& order = w.order;
   order.resize(n);
@@ -868,6 +873,7 @@ static void worker_loop(Worker* w) {
       if (i >= g->order.size()) break;
       run_block(*w, *g, g->order[i]);
       w->current.store(nullptr, std::memory_order_relaxed);  // the watchdog watches running threads only
+      w->block_start_ns.store(0, std::memory_order_relaxed);
     }
     tl_block = nullptr;
     {

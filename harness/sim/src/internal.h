@@ -118,6 +118,7 @@ struct Worker {
   uintptr_t cur_stack_lo = 0;
   size_t stack_bytes = 0;
   uintptr_t sh_lo = 0, sh_len = 0;
+  uintptr_t arr_lo = 0, arr_len = 0;  // the __shared__ array accessed last (reset with the arena)
   Cell* sh_shadow = nullptr;
   uintptr_t dyn_lo = 0, dyn_len = 0;
   Cell* dyn_shadow = nullptr;
@@ -129,6 +130,12 @@ struct Worker {
   const char* epoch_file = nullptr;  // the barrier that began the current interval
   int epoch_line = 0;
   std::vector<BarSite> bar_sites;    // how often each barrier was passed by this block
+  // For the watchdog: when the block started (steady-clock ns, 0: none), and the barrier it has
+  // passed most often.
+  std::atomic<int64_t> block_start_ns{0};
+  std::atomic<const char*> hot_file{nullptr};
+  std::atomic<int> hot_line{0};
+  std::atomic<uint64_t> hot_count{0};
 };
 
 extern __thread Worker* tl_worker;

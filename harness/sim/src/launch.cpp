@@ -48,6 +48,7 @@ Options& options() {
     Options* x = new Options();
     if (const char* v = std::getenv("CUDASIM_WORKERS")) x->workers = std::atoi(v);
     if (const char* v = std::getenv("CUDASIM_STALL_SECONDS")) x->stall_seconds = std::atof(v);
+    if (const char* v = std::getenv("CUDASIM_BLOCK_SECONDS")) x->block_seconds = std::atof(v);
     if (const char* v = std::getenv("CUDASIM_SEED")) x->seed = std::strtoull(v, nullptr, 10);
     if (const char* v = std::getenv("CUDASIM_STACK_KB")) x->stack_bytes = size_t(std::atoi(v)) * 1024;
     if (const char* v = std::getenv("CUDASIM_CHECKS")) x->checks = !(std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0);

@@ -219,6 +219,21 @@ void watchdog_start() {
       auto now = std::chrono::steady_clock::now();
       for (size_t i = 0; i < ws.size(); ++i) {
         Worker* w = ws[i];
+        int64_t started = w->block_start_ns.load();
+        if (started) {
+          double ran = std::chrono::duration<double>(now.time_since_epoch()).count() - double(started) * 1e-9;
+          if (ran > options().block_seconds) {
+            Grid* g = w->grid;
+            const char* hf = w->hot_file.load();
+            fatal(4, "error",
+                  strf("runaway block in %s: block %s has run for %.0f s%s.\n  A loop around a barrier or a warp "
+                       "*_sync call that never ends? (CUDASIM_BLOCK_SECONDS sets the limit.)",
+                       g ? kernel_str(g->site).c_str() : "a kernel", dim_str(w->block.bid, w->block.gdim).c_str(), ran,
+                       hf ? strf("; its threads passed the barrier at %s %llu times", where(hf, w->hot_line.load()).c_str(),
+                                 (unsigned long long)w->hot_count.load()).c_str()
+                          : ""));
+          }
+        }
         uint64_t p = w->progress.load();
         Thread* t = w->current.load();
         if (p != last[i] || !t) {

@@ -97,6 +97,7 @@ struct Options {
   int schedule_count = 3;    // each launch runs once per schedule; results must agree
   int workers = 0;           // 0: one per core
   double stall_seconds = 5;  // a thread running this long without a barrier is a runaway
+  double block_seconds = 20;  // a block running this long (barriers or not) is a runaway
   uint64_t seed = 1;         // seeds the random schedule
   size_t stack_bytes = 128 * 1024;
   bool checks = true;  // the memory checker: hazards, uninitialized reads, bounds (CUDASIM_CHECKS=0: off)
