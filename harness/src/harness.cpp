@@ -145,12 +145,15 @@ static std::string uninit_note(const std::string& text) {
   const long long v = std::strtoll(text.c_str(), &end, 10);
   // Only large values: a sum of k fills can also land near 0 (51 x 0xCDCDCDCD = -41 mod 2^32).
   if (*end || v < INT32_MIN || v > INT32_MAX || (v > -(1 << 24) && v < (1 << 24))) return "";
-  // v = k * 0xCDCDCDCD + r (mod 2^32) with a small k and a small rest r: k garbage elements in a sum.
-  for (uint32_t k = 2; k <= 64; ++k) {
+  // v = k * 0xCDCDCDCD + r (mod 2^32) with the smallest k that leaves a small rest r: a value
+  // computed from k elements nobody wrote.
+  for (uint32_t k = 1; k <= 64; ++k) {
     const int32_t r = int32_t(uint32_t(int32_t(v)) - k * 0xCDCDCDCDu);
-    if (r > -65536 && r < 65536)
-      return "uninitialized: " + std::to_string(k) + " x the 0xCD fill " + (r < 0 ? "- " : "+ ") +
-             std::to_string(r < 0 ? -(long long)r : (long long)r) + ": a sum that added elements nobody wrote";
+    if (r > -65536 && r < 65536) {
+      const std::string rest = (r < 0 ? " - " : " + ") + std::to_string(r < 0 ? -(long long)r : (long long)r);
+      if (k == 1) return "uninitialized: the 0xCD fill" + rest + ", computed from memory nobody wrote";
+      return "uninitialized: " + std::to_string(k) + " x the 0xCD fill" + rest + ", a sum of memory nobody wrote";
+    }
   }
   return "";
 }
