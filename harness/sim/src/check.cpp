@@ -789,27 +789,37 @@ static std::string interval_str(const Finding& f) {
   return "between " + from + " and " + to;
 }
 
+// Whether one source line both reads and writes one element from many threads (acc += x): the
+// hazards then include a write-after-write between two executions of that line.
+static bool accumulator(const Finding& f) {
+  if (g_sites[f.pc_a] != g_sites[f.pc_b]) return false;
+  for (const Finding& h : g_chk.hazards)
+    if (h.kind == "write-after-write" && g_sites[h.pc_a] == g_sites[f.pc_a] && g_sites[h.pc_b] == g_sites[f.pc_a]) return true;
+  return false;
+}
+
 static std::string advice(const Finding& f) {
   if (f.cross_block) {
-    if (g_sites[f.pc_a] == g_sites[f.pc_b])
+    if (accumulator(f))
       return "Many threads update the same element: use atomicAdd (or another atomic) for a shared total, or give each "
              "thread its own element and reduce them.";
     return "Blocks run in no fixed order and see each other's plain writes only through a release and an acquire: the writer "
            "calls __threadfence() before the atomic that announces its data, and the reader calls __threadfence() after the "
            "atomic that observed it. Otherwise split the work into two kernel launches.";
   }
-  if (f.pc_a == f.pc_b || g_sites[f.pc_a] == g_sites[f.pc_b])  // acc += x: a read-modify-write of one element
+  if (accumulator(f))
     return "Many threads update the same element: use atomicAdd (or another atomic), or a reduction tree in which each thread "
            "owns one element per step.";
   if (f.cbar)
     return "With cuda::barrier, what a thread does after arrive() belongs to the next phase: write your element before "
            "arrive(), and read the other threads' elements only after wait() returns.";
-  if (f.same_warp)
+  const dim3 b = g_chk.grid->block;
+  if (f.same_warp && b.x * b.y * b.z > 32)  // in a one-warp block, __syncthreads() is the lesson
     return "The lanes of a warp do not run in lockstep (since Volta): put __syncwarp() between the write and the read, or "
            "exchange values with __shfl_down_sync().";
-  if (f.kind == "write-after-read")
-    return "A thread overwrote an element that another thread still had to read: read into a register, __syncthreads(), then "
-           "write (or write into a second buffer).";
+  if (f.kind == "write-after-read" || g_sites[f.pc_a] == g_sites[f.pc_b])
+    return "One step both reads elements that other threads write and writes its own: read into a register, __syncthreads(), "
+           "then write, then __syncthreads() again (or write into a second buffer).";
   return "A thread read an element that another thread writes in the same step: put a __syncthreads() between the write and "
          "the read (read, barrier, write, barrier).";
 }
@@ -844,13 +854,18 @@ std::string check_launch_end(Grid& g, int* code, std::string* kind) {
     const Finding& f0 = k.hazards.front();
     out = strf("race in %s: %d hazard%s on %s.\n", kernel_str(g.site).c_str(), k.total_hazards, k.total_hazards == 1 ? "" : "s",
                space_word(f0.at.space));
+    // One line per pair of source lines (several instructions of one line count together).
+    std::vector<std::pair<std::string, int>> lines;
     for (const Finding& f : k.hazards) {
       const char* a = f.kind == "write-after-read" ? "read" : "write";
       const char* b = f.kind == "read-after-write" ? "read" : "write";
-      out += strf("  %s between %s%s at %s and %s%s at %s [%d hazard%s]\n", f.kind.c_str(), f.atomic_a ? "atomic " : "", a,
-                  g_sites[f.pc_a].c_str(), f.atomic_b ? "atomic " : "", b, g_sites[f.pc_b].c_str(), f.count,
-                  f.count == 1 ? "" : "s");
+      std::string l = strf("  %s between %s%s at %s and %s%s at %s", f.kind.c_str(), f.atomic_a ? "atomic " : "", a,
+                           g_sites[f.pc_a].c_str(), f.atomic_b ? "atomic " : "", b, g_sites[f.pc_b].c_str());
+      auto it = std::find_if(lines.begin(), lines.end(), [&](auto& x) { return x.first == l; });
+      if (it == lines.end()) lines.push_back({l, f.count});
+      else it->second += f.count;
     }
+    for (auto& l : lines) out += strf("%s [%d hazard%s]\n", l.first.c_str(), l.second, l.second == 1 ? "" : "s");
     const Finding& f = f0;
     std::string arr = (f.at.space == Space::Device ? "" : "__shared__ ") + where_str(f.at);
     out += strf("  first: %s %s %s at %s, then %s %s it at %s", who_str(f.block_a, f.thread_a).c_str(),
@@ -868,8 +883,13 @@ std::string check_launch_end(Grid& g, int* code, std::string* kind) {
     const Finding& f = k.uninit.front();
     out += strf("%s in %s: %d read%s of %s that nothing wrote.\n", k.hazards.empty() ? "uninitialized read" : "also: uninitialized read",
                 kernel_str(g.site).c_str(), k.total_uninit, k.total_uninit == 1 ? "" : "s", space_word(f.at.space));
-    for (const Finding& u : k.uninit)
-      out += strf("  read at %s [%d time%s]\n", g_sites[u.pc_a].c_str(), u.count, u.count == 1 ? "" : "s");
+    std::vector<std::pair<std::string, int>> lines;
+    for (const Finding& u : k.uninit) {
+      auto it = std::find_if(lines.begin(), lines.end(), [&](auto& x) { return x.first == g_sites[u.pc_a]; });
+      if (it == lines.end()) lines.push_back({g_sites[u.pc_a], u.count});
+      else it->second += u.count;
+    }
+    for (auto& l : lines) out += strf("  read at %s [%d time%s]\n", l.first.c_str(), l.second, l.second == 1 ? "" : "s");
     std::string arr = (f.at.space == Space::Device ? "" : "__shared__ ") + where_str(f.at);
     out += strf("  first: %s read %s at %s (%s), before any thread %s it.\n", who_str(f.block_a, f.thread_a).c_str(),
                 arr.c_str(), g_sites[f.pc_a].c_str(), interval_str(f).c_str(),
