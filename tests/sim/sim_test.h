@@ -68,14 +68,32 @@ cudasim::KernelError kernel_error(F&& f) {
   return cudasim::KernelError{};
 }
 
+// Restores cudasim::options() (checks, schedules, barrier limit...) when the scope ends, so that a
+// test can switch the memory checker off or run one schedule without affecting the others.
+// (options().workers only matters before the first launch, which main.cpp has made by then.)
+class OptionsGuard {
+ public:
+  OptionsGuard() : saved_(cudasim::options()) {}
+  OptionsGuard(const OptionsGuard&) = delete;
+  OptionsGuard& operator=(const OptionsGuard&) = delete;
+  ~OptionsGuard() { cudasim::options() = saved_; }
+
+ private:
+  cudasim::Options saved_;
+};
+
 // Line number of the line of `file` that carries the comment `// <marker>`, so that tests can
 // check the file:line a diagnostic names without hard-coding numbers. __FILE__ of a translated
 // test is the absolute path of the .cu (cu2cpp.py writes a #line directive).
 inline int line_of(const char* file, const std::string& marker) {
   std::ifstream in(file);
   std::string line, want = "// " + marker;
-  for (int n = 1; std::getline(in, line); ++n)
-    if (line.find(want) != std::string::npos) return n;
+  for (int n = 1; std::getline(in, line); ++n) {
+    // The whole marker: "// @bar" does not match a line marked "// @bar2".
+    size_t at = line.find(want);
+    size_t end = at + want.size();
+    if (at != std::string::npos && (end == line.size() || line[end] == ' ')) return n;
+  }
   FAIL("marker '" << want << "' not found in " << file);
   return -1;
 }

@@ -37,39 +37,66 @@ TEST_CASE("__syncthreads: reversing through shared memory, any block size", "[se
   }
 }
 
-// Threads past n return before the barrier; CUDA's __syncthreads waits only for threads that have
-// not exited, so the others must not block.
+// Threads past n return before the barrier. The hardware's __syncthreads waits only for threads
+// that have not exited, but CUDA calls it undefined behaviour, and the simulator's barriers are
+// strict: a thread that returned while the others go on to pass a barrier is barrier divergence.
 __global__ void reverse_early_return(const int* in, int* out, int n) {
   __shared__ int s[256];
   const int t = threadIdx.x;
   if (t >= n) return;
   s[t] = in[t];
-  __syncthreads();
+  __syncthreads();  // @early-bar
   out[t] = s[n - 1 - t];
   __syncthreads();  // a second barrier after the early exits, too
   out[t] += s[t] * 1000;
 }
+// The same with the threads kept alive and only their loads and stores guarded.
+__global__ void reverse_guarded(const int* in, int* out, int n) {
+  __shared__ int s[256];
+  const int t = threadIdx.x;
+  if (t < n) s[t] = in[t];
+  __syncthreads();
+  if (t < n) out[t] = s[n - 1 - t];
+  __syncthreads();
+  if (t < n) out[t] += s[t] * 1000;
+  if (t >= n) return;  // returning after the last barrier is fine
+  out[t] += 0;
+}
 
-TEST_CASE("__syncthreads: threads that returned early do not block the barrier", "[semantics][barrier]") {
+TEST_CASE("__syncthreads: threads that returned early are barrier divergence, guarded threads pass", "[semantics][barrier]") {
   // 70: the exits start in the middle of warp 2; 64: whole warps 2 and 3 exit; 1: all but one.
   for (int n : {70, 64, 1}) {
     CAPTURE(n);
     Buf<int> in(iota(128)), out(128, -1);
-    reverse_early_return<<<1, 128>>>(in, out, n);
+    cudasim::KernelError e = simtest::kernel_error([&] { reverse_early_return<<<1, 128>>>(in, out, n); });
+    REQUIRE(std::string(e.kind) == "divergence");
+    REQUIRE(e.code == 4);
+    const std::string here = n == 1 ? "thread 0" : "threads 0-" + std::to_string(n - 1);
+    REQUIRE_THAT(e.message, Catch::Contains("some threads returned while the others went on to pass the barrier at " +
+                                            SITE("@early-bar")));
+    REQUIRE_THAT(e.message, Catch::Contains("    " + here + " reached the barrier at " + SITE("@early-bar") +
+                                            " (barrier number 1 of the block)"));
+    REQUIRE_THAT(e.message, Catch::Contains("    threads " + std::to_string(n) + "-127 returned after passing 0 barriers\n"));
+
+    out.upload(std::vector<int>(128, -1));
+    reverse_guarded<<<1, 128>>>(in, out, n);
     std::vector<int> got = out.download();
     for (int t = 0; t < 128; ++t) REQUIRE(got[t] == (t < n ? (n - 1 - t) + t * 1000 : -1));
   }
 }
 
-__global__ void barrier_reductions(int* out, int mod, int exit_from) {
+// Threads from `active` on take part in every barrier (returning early would be barrier divergence)
+// with the neutral predicate of each reduction: 0 for count and or, 1 for and.
+__global__ void barrier_reductions(int* out, int mod, int active) {
   const int t = threadIdx.x;
-  if (t >= exit_from) return;  // exited threads are not counted
+  const bool on = t < active;
   const int p = (mod > 0 && t % mod == 0) || mod == -1;  // mod == -1: every thread true; 0: none
-  int c = __syncthreads_count(p);
-  int a = __syncthreads_and(p);
-  int o = __syncthreads_or(p);
+  int c = __syncthreads_count(on && p);
+  int a = __syncthreads_and(!on || p);
+  int o = __syncthreads_or(on && p);
   // A second count with a different predicate: each barrier has its own result.
-  int c2 = __syncthreads_count(t < 10);
+  int c2 = __syncthreads_count(on && t < 10);
+  if (!on) return;  // after the last barrier: fine
   out[4 * t + 0] = c;
   out[4 * t + 1] = a;
   out[4 * t + 2] = o;
@@ -78,18 +105,18 @@ __global__ void barrier_reductions(int* out, int mod, int exit_from) {
 
 TEST_CASE("__syncthreads_count/_and/_or", "[semantics][barrier]") {
   struct Case {
-    int mod, exit_from, count, all, any, c2;
+    int mod, active, count, all, any, c2;
   };
   // 100 threads; mod 3 -> threads 0, 3, ..., 99: 34 of them.
   for (Case k : {Case{3, 100, 34, 0, 1, 10}, Case{-1, 100, 100, 1, 1, 10}, Case{0, 100, 0, 0, 0, 10},
                  Case{3, 50, 17, 0, 1, 10}, Case{-1, 5, 5, 1, 1, 5}}) {
-    CAPTURE(k.mod, k.exit_from);
+    CAPTURE(k.mod, k.active);
     Buf<int> out(400, -1);
-    barrier_reductions<<<1, 100>>>(out, k.mod, k.exit_from);
+    barrier_reductions<<<1, 100>>>(out, k.mod, k.active);
     std::vector<int> got = out.download();
     for (int t = 0; t < 100; ++t) {
       CAPTURE(t);
-      if (t >= k.exit_from) {
+      if (t >= k.active) {
         REQUIRE(got[4 * t] == -1);
         continue;
       }
@@ -284,6 +311,7 @@ TEST_CASE("shared memory is private to each block, with blocks running on severa
 }
 
 // Reads shared memory before writing it, then dirties it for the next block on the same worker.
+// (The memory checker reports such reads; these tests switch it off to see what they return.)
 __global__ void shared_garbage(unsigned* out) {
   __shared__ unsigned s[64];
   __shared__ unsigned char bytes[3];
@@ -291,7 +319,7 @@ __global__ void shared_garbage(unsigned* out) {
   extern __shared__ unsigned dyn[];
   const int t = threadIdx.x;
   unsigned* o = out + blockIdx.x * 4 * 64;
-  o[t] = s[t];
+  o[t] = s[t];  // @garbage-static
   o[64 + t] = dyn[t];
   if (t < 3) o[128 + t] = bytes[t];
   if (t == 0) std::memcpy(&o[192], &x, sizeof x);
@@ -302,9 +330,19 @@ __global__ void shared_garbage(unsigned* out) {
   if (t == 0) x = 4.0;
 }
 
-TEST_CASE("shared memory (static and dynamic) starts as 0xCD garbage in every block", "[semantics][shared]") {
+TEST_CASE("shared memory (static and dynamic) starts as garbage in every block", "[semantics][shared]") {
   const int blocks = 40;  // more blocks than workers: later blocks reuse a worker's shared memory
   Buf<unsigned> out(blocks * 4 * 64, 0u);
+  // The checker names the first read of memory nothing wrote.
+  cudasim::KernelError e = simtest::kernel_error([&] { shared_garbage<<<blocks, 64, 64 * sizeof(unsigned)>>>(out); });
+  REQUIRE(std::string(e.kind) == "uninitialized");
+  REQUIRE_THAT(e.message, Catch::Contains("first: block 0 thread 0 read __shared__ s[0] at " + SITE("@garbage-static")));
+
+  // Without it, one schedule at a time: every block, on every worker, starts with the fill of
+  // that schedule (0xCD bytes in the first; see test_checker.cu for the others).
+  simtest::OptionsGuard guard;
+  cudasim::options().checks = false;
+  REQUIRE(cudasim::set_schedules("forward"));
   shared_garbage<<<blocks, 64, 64 * sizeof(unsigned)>>>(out);
   std::vector<unsigned> got = out.download();
   for (int b = 0; b < blocks; ++b) {
@@ -326,7 +364,7 @@ template <class T>
 __global__ void shared_garbage_template(T* out) {
   __shared__ T s[32];
   const int t = threadIdx.x;
-  out[blockIdx.x * 32 + t] = s[t];
+  out[blockIdx.x * 32 + t] = s[t];  // @garbage-template
   __syncthreads();
   s[t] = T(1);
 }
@@ -334,6 +372,14 @@ __global__ void shared_garbage_template(T* out) {
 TEST_CASE("shared memory of a template <class T> kernel starts as garbage in every block", "[semantics][shared]") {
   const int blocks = 24;
   Buf<unsigned> out(blocks * 32, 0u);
+  cudasim::KernelError e = simtest::kernel_error([&] { shared_garbage_template<unsigned><<<blocks, 32>>>(out); });
+  REQUIRE(std::string(e.kind) == "uninitialized");
+  REQUIRE_THAT(e.message, Catch::StartsWith("uninitialized read in kernel shared_garbage_template<unsigned> (launched at "));
+  REQUIRE_THAT(e.message, Catch::Contains("first: block 0 thread 0 read __shared__ s[0] at " + SITE("@garbage-template")));
+
+  simtest::OptionsGuard guard;
+  cudasim::options().checks = false;
+  REQUIRE(cudasim::set_schedules("forward"));
   shared_garbage_template<unsigned><<<blocks, 32>>>(out);
   REQUIRE(out.download() == std::vector<unsigned>(blocks * 32, 0xCDCDCDCDu));
 }
@@ -343,7 +389,7 @@ TEST_CASE("shared memory of a template <class T> kernel starts as garbage in eve
 template <int N>
 __device__ int block_sum(int v) {
   __shared__ int buf[N];
-  buf[threadIdx.x % N] = 0;
+  if (threadIdx.x < N) buf[threadIdx.x] = 0;  // one writer per element (threadIdx.x % N would be a race)
   __syncthreads();
   atomicAdd(&buf[0], v);
   __syncthreads();
@@ -355,13 +401,13 @@ __global__ void two_instantiations(int* out) {
   int a = block_sum<32>(1);
   int b = block_sum<64>(2);
   int c = block_sum<32>(3);  // the same variable as the first call: fine to reuse
-  out[threadIdx.x] = a + 1000 * b + 1000000 * c;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = a + 1000 * b + 1000000 * c;
 }
 
 TEST_CASE("__shared__ arrays of different template instantiations are different variables", "[semantics][shared][template]") {
-  Buf<int> out(64, 0);
+  Buf<int> out(3 * 64, 0);
   two_instantiations<<<3, 64>>>(out);
-  REQUIRE(out.download() == std::vector<int>(64, 64 + 1000 * 128 + 1000000 * 192));
+  REQUIRE(out.download() == std::vector<int>(3 * 64, 64 + 1000 * 128 + 1000000 * 192));
 }
 
 // Dynamic shared memory declared as raw bytes and cast to the element type: the usual way to use

@@ -235,37 +235,53 @@ TEST_CASE("disjoint half-warp masks used concurrently", "[warp][mask]") {
 }
 
 // blockDim 40: warp 1 has lanes 0-7 only. Full masks name lanes that do not exist; they must not
-// be waited for.
+// be waited for. The tree reduction of warp 1 stays inside its 8 lanes (width 8): with width 32,
+// lane 0 would read lanes 16, 8, ... that do not exist and keep garbage as its sum.
 __global__ void partial_warp(int* out) {
   const int t = threadIdx.x, lane = t % 32;
-  int* o = out + 6 * t;
+  int* o = out + 6 * (blockIdx.x * 40 + t);
   __syncwarp();
   o[0] = int(__ballot_sync(0xffffffffu, 1));
   o[1] = __all_sync(0xffffffffu, 1);
   o[2] = __reduce_add_sync(0xffffffffu, 1);
   unsigned v = unsigned(lane) * 10u;
-  for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
+  const int width = t < 32 ? 32 : 8;
+  for (int off = width / 2; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off, width);
   o[3] = lane == 0 ? int(v) : 0;  // lane 0's sum is all that a tree reduction keeps
   o[4] = __shfl_sync(0xffffffffu, lane, 3);
   o[5] = 0;
 }
+// The same reduction over all 32 lanes in the partial warp: lane 0 of warp 1 adds in the value of
+// lane 16, which does not exist, and stores the garbage sum. The simulator reports the shuffle.
+__global__ void partial_warp_full_width(int* out) {
+  const int lane = threadIdx.x % 32;
+  unsigned v = unsigned(lane) * 10u;
+  for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);  // @partial-shfl
+  if (lane == 0) out[threadIdx.x / 32] = int(v);
+}
 
 TEST_CASE("partial last warp (blockDim 40) with full masks", "[warp][partial]") {
-  Buf<int> out(6 * 40, -1);
-  partial_warp<<<2, 40>>>(out);  // both blocks write the same values
+  Buf<int> sums(2, 0);
+  cudasim::KernelError e = simtest::kernel_error([&] { partial_warp_full_width<<<1, 40>>>(sums.get()); });
+  REQUIRE(std::string(e.kind) == "warp");
+  REQUIRE(e.code == 4);
+  REQUIRE_THAT(e.message, Catch::StartsWith("warp misuse at " + SITE("@partial-shfl") + ": kernel partial_warp_full_width"));
+  REQUIRE_THAT(e.message, Catch::Contains("block 0: lane 0 of warp 1 reads lane 16 through __shfl_down_sync, but lane 16 "
+                                          "does not exist (the block has fewer threads than the warp has lanes)"));
+
+  Buf<int> out(2 * 6 * 40, -1);
+  partial_warp<<<2, 40>>>(out.get());  // both blocks compute the same values
   std::vector<int> got = out.download();
-  for (int t = 0; t < 40; ++t) {
-    CAPTURE(t);
+  for (int i = 0; i < 2 * 40; ++i) {
+    CAPTURE(i);
+    const int t = i % 40;
     const bool w1 = t >= 32;
-    const int* o = &got[6 * t];
+    const int* o = &got[6 * i];
     REQUIRE(unsigned(o[0]) == (w1 ? 0xffu : 0xffffffffu));
     REQUIRE(o[1] == 1);
     REQUIRE(o[2] == (w1 ? 8 : 32));
-    if (t % 32 == 0) {
-      // Warp 0: 10 * (0 + ... + 31). Warp 1: reads from absent lanes 8-31 are garbage on a GPU,
-      // so only warp 0's reduction is checked.
-      if (!w1) REQUIRE(o[3] == 4960);
-    }
+    // Warp 0: 10 * (0 + ... + 31); warp 1: 10 * (0 + ... + 7).
+    if (t % 32 == 0) REQUIRE(o[3] == (w1 ? 280 : 4960));
     REQUIRE(o[4] == 3);
   }
 }
@@ -277,10 +293,8 @@ __global__ void exited_lanes(unsigned* out, int live) {
   __syncwarp();
   unsigned b = __ballot_sync(0xffffffffu, 1);
   unsigned s = __shfl_sync(0xffffffffu, unsigned(lane) * 2u, live - 1);
-  // __activemask() is not a meeting point: the simulator answers with the lanes that have not
-  // exited yet, which depends on the thread schedule unless every lane is held between two
-  // collectives, as here (otherwise a lane that finishes first changes the answer for the others,
-  // and the race check reports it).
+  // __activemask() answers with the lanes that reach that call together: every lane that has not
+  // exited, here (see test_checker.cu for __activemask() in divergent code).
   unsigned active = __activemask();
   __syncwarp();
   out[lane] = b + (s << 24) + (active == b ? 0u : 0x100u);
