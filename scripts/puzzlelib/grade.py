@@ -522,7 +522,11 @@ class Grader:
         src = staged / source
         cmd = [s.nvcc] + NVCC_FLAGS + ["-I", str(staged / "harness" / "include"), "-I", str(staged / "puzzles" / name),
                                        str(src), "-o", str(work / "device" / (name + ".o"))]
-        digest = hashlib.sha256(("\0".join(cmd[:1] + NVCC_FLAGS) + "\0").encode() + src.read_bytes()).hexdigest()[:24]
+        h = hashlib.sha256(("\0".join(cmd[:1] + NVCC_FLAGS) + "\0").encode() + src.read_bytes())
+        for header in sorted((staged / "harness" / "include").rglob("*")):  # what the file may include
+            if header.is_file():
+                h.update(header.as_posix().encode() + b"\0" + header.read_bytes())
+        digest = h.hexdigest()[:24]
         stamp = work / "device" / ("%s.%s.ok" % (name, digest))
         if stamp.is_file():
             return "ok", 0.0, None, None
