@@ -44,6 +44,14 @@ def test_each_sample_shows_the_command_it_runs():
         assert s.lines and s.lines[0] == rs.SHOWN_PREFIX + " ".join(s.args), s.where
 
 
+def test_every_planted_sample_names_an_existing_planted_bug():
+    # A renamed plant would otherwise be skipped forever as "not built".
+    for s in SAMPLES:
+        if s.planted:
+            plant = REPO / "tests" / "planted" / s.puzzle / (s.planted + ".plant")
+            assert plant.is_file(), "%s: planted=%s, but %s does not exist" % (s.where, s.planted, plant)
+
+
 def test_the_english_and_korean_readmes_have_the_same_samples():
     by_file = {}
     for s in SAMPLES:
