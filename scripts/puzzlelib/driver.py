@@ -180,7 +180,7 @@ def run_driver(cmd: List[str], timeout: float,
 
 
 RELEVANT_RE = re.compile(r"(?i)mismatch|error|race|diverg|deadlock|bound|barrier|differ|schedule"
-                         r"|expected|out:|warp|assert|abort|fault|signal|timeout|timed out")
+                         r"|expected|out:|input:|note:|warp|assert|abort|fault|signal|timeout|timed out")
 
 
 def relevant_lines(lines: List[str], limit: int = 20) -> List[str]:
