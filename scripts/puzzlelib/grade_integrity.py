@@ -268,6 +268,11 @@ SUSPICIOUS = [
     (re.compile(r"\b(getenv|setenv|putenv|dlsym|dlopen|signal|sigaction|atexit|setjmp|longjmp)\s*\("),
      "touches the process environment"),
     (re.compile(r"\b(asm|__asm__)\b|\.incbin"), "inline assembly"),
+    # The harness's internals and other processes: the output channel to the grader's checker
+    # (harness/channel.h), the simulator's records, the parent process.
+    (re.compile(r"\bharness\s*::|\bcudasim\s*::|PUZZLES_\w+|harness/"), "uses the harness's or simulator's internals"),
+    (re.compile(r"\b(kill|killpg|raise|getppid|ptrace|process_vm_\w+|__builtin_frame_address)\s*\("),
+     "reaches into processes or stack frames"),
     (re.compile(r"cudaMemcpyDeviceToHost|cudaMemcpyDefault"), "copies device data to the host"),
     # an absolute or ../ path, or a macro: possibly a file outside the learner's tree
     (re.compile(r"^#\s*include\s*(?:[\"<]/|[\"<][^\">]*\.\.|[A-Za-z_])"), "includes a file outside the puzzle"),
@@ -409,6 +414,9 @@ def review_learner_file(text: str, skeleton: Optional[str], rel: str, limit: int
             if pattern.search(code) and not pattern.search(skeleton_code):
                 notes.append({"file": rel, "line": number, "kind": "suspicious", "text": "%s: %s" % (why, code[:80])})
                 break
+    # Suspicious calls first: when a file differs everywhere from the skeleton, they are what a
+    # reader most needs, and the limit must not cut them.
+    notes = [n for n in notes if n["kind"] == "suspicious"] + [n for n in notes if n["kind"] != "suspicious"]
     if len(notes) > limit:
         more = len(notes) - limit + 1
         notes = notes[:limit - 1] + [{"file": rel, "line": notes[limit - 1]["line"], "kind": "more",

@@ -367,6 +367,9 @@ def test_forged_results_are_rejected(tmp_path, grade_work, fresh_manifest):
                              "learner code must not end the program")
     assert why["complete"].startswith("the grader's checker was killed (SIGKILL)"), why["complete"]
     assert report["score"]["points"] == 0
+    flagged = " | ".join(n["text"] for n in report["review"] if n["kind"] == "suspicious")
+    for what in ("mentions RESULT", "ends the program itself: _exit(0)", "reaches into processes or stack frames"):
+        assert what in flagged, flagged
     # The same binary passes where the comparison runs in its own process.
     forged_exit = in_process_outcome(grade_work, "simple", 5, 8, 1)
     assert forged_exit.passed, forged_exit
@@ -411,6 +414,15 @@ def test_host_computed_output_is_not_on_device(tmp_path, grade_work, fresh_manif
     failure = junit_cases(junit)["p14 --complete"].find("failure")
     assert failure.get("type") == "not-on-device"
     assert in_process_outcome(grade_work, "complete", 100, 8, 1).passed  # the answer itself is right
+    # The checker that compared is built without the learner's file: none of its functions is in it.
+    if shutil.which("nm"):
+        def symbols(target):
+            out = subprocess.run(["nm", "-C", str(grade_work / "build" / "bin" / target)], stdout=subprocess.PIPE,
+                                 universal_newlines=True).stdout
+            return {line.split(" ", 2)[-1] for line in out.splitlines() if " T " in line or " t " in line}
+        learner_only = {"scan_on_host(int const*, int*, int)", "p14_complete(int const*, int*, int, int)"}
+        assert learner_only <= symbols("p14_cpu")
+        assert "scan_on_host(int const*, int*, int)" not in symbols("p14_checker")
     # An instructor can accept host output for a variant.
     points = tmp_path / "points.json"
     points.write_text(json.dumps({"version": 1, "default": 1,
