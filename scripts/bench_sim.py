@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """How fast is the CPU simulator? Launched CUDA threads per second of the p14 --complete
 reference, on one worker thread (one core), with each fiber implementation (Boost.Context and
-the zero-dependency ucontext fallback), with one thread schedule and with the three schedules
-that `run` and `check` use, next to numba's CUDA simulator on the same algorithm
+the zero-dependency ucontext fallback): the fast path (one schedule, memory checks off), one
+schedule with every memory check on, and the three schedules that `run` and `check` use, next to numba's CUDA simulator on the same algorithm
 (scripts/numba_scan.py) in the same run. Prints a Markdown report naming the machine.
 
     python3 -m pip install numba          # once, for the comparison (PyPI)
@@ -69,8 +69,8 @@ def source_version(root: Path) -> str:
     return "commit %s%s" % (head.stdout.strip(), " with local changes" if dirty.stdout.strip() else "")
 
 
-def run_sim(binary: Path, n: int, tpb: int, schedules: str) -> dict:
-    env = dict(os.environ, CUDASIM_WORKERS="1")
+def run_sim(binary: Path, n: int, tpb: int, schedules: str, checks: bool = True) -> dict:
+    env = dict(os.environ, CUDASIM_WORKERS="1", CUDASIM_CHECKS="1" if checks else "0")
     cmd = [str(binary), "--variant", "complete", "--n", str(n), "--tpb", str(tpb), "--seed", "1",
            "--schedules", schedules, "--stats"]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
@@ -88,15 +88,18 @@ def run_sim(binary: Path, n: int, tpb: int, schedules: str) -> dict:
 
 
 def sim_rate(binary: Path, n: int, tpb: int, runs: int) -> dict:
-    """Median seconds of `runs` runs with 1 and with 3 schedules; rates per launched thread."""
+    """Median seconds of `runs` runs: the fast path (one schedule, CUDASIM_CHECKS=0), one schedule
+    with every memory check on, and the three schedules of `run`/`check`; rates per launched thread."""
+    fast = [run_sim(binary, n, tpb, "forward", checks=False) for _ in range(runs)]
     one = [run_sim(binary, n, tpb, "forward") for _ in range(runs)]
     three = [run_sim(binary, n, tpb, "forward,reverse,random") for _ in range(runs)]
     launched = one[0]["threads"]  # one schedule runs each launched thread once
+    t0 = statistics.median(r["kernel_seconds"] for r in fast)
     t1 = statistics.median(r["kernel_seconds"] for r in one)
     t3 = statistics.median(r["kernel_seconds"] for r in three)
     return {"n": n, "launched": launched, "runs3": three[0]["threads"], "fibers": one[0]["fibers"],
-            "s1": t1, "s3": t3, "rate1": launched / t1, "rate3": launched / t3,
-            "verdict": "pass" if all(r["verdict"] == "pass" for r in one + three) else "FAIL"}
+            "s0": t0, "s1": t1, "s3": t3, "rate0": launched / t0, "rate1": launched / t1, "rate3": launched / t3,
+            "verdict": "pass" if all(r["verdict"] == "pass" for r in fast + one + three) else "FAIL"}
 
 
 def numba_rate(root: Path, n: int, tpb: int, runs: int):
@@ -175,10 +178,13 @@ def main(argv):
               "|---|---|---|---|---|---|---|---|"]
     for label, big, small in rows:
         for r in (big, small):
-            report.append("| cudasim, %s | %s | 1 (forward) | %d | %s | %.4f | %s | %s |"
+            report.append("| cudasim, %s | %s | 1 (forward), fast path: memory checks off (`CUDASIM_CHECKS=0`) | %d | %s | %.4f | %s | %s |"
+                          % (label, r["fibers"], r["n"], fmt(r["launched"]), r["s0"], fmt(r["rate0"]),
+                             fmt(r["n"] / r["s0"])))
+            report.append("| cudasim, %s | %s | 1 (forward), every memory check on | %d | %s | %.4f | %s | %s |"
                           % (label, r["fibers"], r["n"], fmt(r["launched"]), r["s1"], fmt(r["rate1"]),
                              fmt(r["n"] / r["s1"])))
-            report.append("| cudasim, %s | %s | 3 (forward, reverse, random: `run`, `check`) | %d | %s | %.4f | %s | %s |"
+            report.append("| cudasim, %s | %s | 3 (forward, reverse, random: `run`, `check`; checks on the first) | %d | %s | %.4f | %s | %s |"
                           % (label, r["fibers"], r["n"], fmt(r["launched"]), r["s3"], fmt(r["rate3"]),
                              fmt(r["n"] / r["s3"])))
     if nb:
@@ -186,6 +192,9 @@ def main(argv):
                       % (nb["version"], nb["n"], fmt(nb["launched"]), nb["s"], fmt(nb["rate"]), fmt(nb["n"] / nb["s"])))
     report.append("")
     base_big, base_small = rows[0][1], rows[0][2]
+    report.append("- With every memory check on (races, uninitialized reads, bounds, barriers), the default build "
+                  "runs %s launched threads/s at n = %d, %.1fx fewer than its fast path (%s/s)."
+                  % (fmt(base_big["rate1"]), base_big["n"], base_big["rate0"] / base_big["rate1"], fmt(base_big["rate0"])))
     if len(rows) > 1:
         uc_big = rows[1][1]
         report.append("- The ucontext fallback (`%s` fibers) runs %.1fx (1 schedule) and %.1fx (3 schedules) "

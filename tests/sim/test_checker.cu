@@ -301,7 +301,6 @@ __global__ void plus_equals(int* out, int x) {
 
 TEST_CASE("checker: `*out += x` from many threads: the report does not depend on the workers", "[checker][race][device]") {
   Buf<int> out(1, 0);
-  // One launch site for every launch: see the [!shouldfail] case below.
   auto launch = [&] { return kernel_error([&] { plus_equals<<<4, 64>>>(out.get(), 1); }); };
   cudasim::KernelError e = launch();
   REQUIRE(kind(e) == "race");
@@ -320,13 +319,10 @@ TEST_CASE("checker: `*out += x` from many threads: the report does not depend on
   for (int i = 0; i < 3; ++i) REQUIRE(std::string(launch().message) == first);
 }
 
-// KNOWN SIMULATOR BUG (reported to the lead; remove [!shouldfail] once fixed): a small kernel that
-// GCC inlines into the launch wrapper, launched from a second site with the same argument types,
-// is reported at harness/sim/include/cudasim/runtime.h:261 instead of its own line. GCC's
-// identical code folding (-fipa-icf, on at -O2) merges the two KernelLaunch<...>::Payload::run
-// bodies, and the merged copy keeps no inlined-frame debug info; -fno-ipa-icf in
-// CUDASIM_INSTRUMENT_FLAGS fixes it.
-TEST_CASE("checker: a kernel launched from a second site is reported at its own line", "[checker][race][!shouldfail]") {
+// A small kernel that GCC inlines into the launch wrapper, launched from a second site with the
+// same argument types: GCC's identical code folding would merge the two wrappers and lose the
+// inlined frame's line; CUDASIM_INSTRUMENT_FLAGS turns it off (-fno-ipa-icf).
+TEST_CASE("checker: a kernel launched from a second site is reported at its own line", "[checker][race]") {
   Buf<int> out(1, 0);
   cudasim::KernelError e = kernel_error([&] { plus_equals<<<4, 64>>>(out.get(), 1); });
   REQUIRE_THAT(e.message, Catch::Contains("first: block 0 thread 0 wrote out[0] at " + SITE("@pe")));
@@ -441,7 +437,6 @@ TEST_CASE("checker: out-of-bounds reads of device memory, on both sides", "[chec
   REQUIRE(e.code == 4);
   REQUIRE_THAT(e.message, Catch::StartsWith("out-of-bounds read of device memory in kernel read_at " +
                                             launched("@oob-dev-launch") + ", block 0, thread 0, at " + SITE("@oob-dev") + ": "));
-  // (named "buffer #N" for now, not "in": see the [!shouldfail] case below)
   REQUIRE_THAT(e.message, Catch::Contains("[-1] is outside the buffer, which has 5 elements (valid indices 0 to 4)."));
   // Index n lands in the allocation's alignment slack: no fault, but still outside the buffer.
   e = read(in.get(), 5);
@@ -457,10 +452,9 @@ TEST_CASE("checker: out-of-bounds reads of device memory, on both sides", "[chec
   REQUIRE(out.download()[0] == 4);
 }
 
-// KNOWN SIMULATOR BUG (reported to the lead; remove [!shouldfail] once fixed): below a buffer's
-// start, the report names the buffer ("buffer #12[-1]") instead of the kernel parameter ("in[-1]"):
-// check.cpp's describe() only takes a parameter whose pointer is <= the address.
-TEST_CASE("checker: a negative index names the kernel parameter", "[checker][oob][!shouldfail]") {
+// Below a buffer's start, no parameter points at or below the address: the report names the
+// parameter that points into the buffer ("in[-1]"), not the allocation.
+TEST_CASE("checker: a negative index names the kernel parameter", "[checker][oob]") {
   Buf<int> in(iota(5)), out(1, 0);
   cudasim::KernelError e = kernel_error([&] { read_at<<<1, 1>>>(in.get(), out.get(), -1); });
   REQUIRE(kind(e) == "out-of-bounds");
