@@ -7,7 +7,7 @@ under compute-sanitizer racecheck, synccheck, memcheck and initcheck. The table 
 bug, the plain run's verdict and each tool's error count, beside the verdict the CPU simulator must
 give (the file's `expect:` header, checked by tests/python/test_planted.py).
 
-    python3 scripts/sanitizer_planted.py [--out DIR] [--only NAME,...] [--timeout S]
+    python3 scripts/sanitizer_planted.py [--out DIR] [--only NAME,...] [--timeout S] [--tool-timeout S]
 
 Writes DIR/planted-sanitizer.md and DIR/planted-sanitizer.log (every tool's full output); DIR
 defaults to bench/results. Needs nvcc, a GPU and compute-sanitizer (PATH or /usr/local/cuda/bin).
@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -67,13 +68,17 @@ def sanitizer():
 
 
 def run(cmd, timeout):
+    """Runs cmd in its own process group; on timeout the whole group is killed (compute-sanitizer's
+    target process too, which would otherwise keep a deadlocked kernel on the GPU)."""
     t0 = time.time()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
-        return p.returncode, p.stdout, time.time() - t0
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-        return None, out + "\n(timed out after %d s)" % timeout, time.time() - t0
+        out, _ = p.communicate(timeout=timeout)
+        return p.returncode, out, time.time() - t0
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        return None, (out or "") + "\n(timed out after %d s)" % timeout, time.time() - t0
 
 
 def verdict_of(rc, out):
@@ -97,12 +102,33 @@ def errors_of(out):
     return m.group(1) or m.group(2)
 
 
+def write_report(out, gpu, rows, logs, total):
+    md = ["# Planted bugs on %s: the plain run and compute-sanitizer, beside cudasim" % gpu, "",
+          "Produced by `python3 scripts/sanitizer_planted.py`. Each row is one planted learner file",
+          "(tests/planted/), run once plainly (`gpu`: the driver's verdict against the CPU reference;",
+          "`hang`: stopped after the timeout) and under each compute-sanitizer tool (its error count;",
+          "`hang`: stopped after the timeout). `cudasim` is the verdict the CPU simulator gives (`check`,",
+          "asserted by tests/python/test_planted.py).", ""]
+    if len(rows) < total:
+        md += ["Only %d of the %d planted bugs ran." % (len(rows), total), ""]
+    md += ["| planted bug | variant | n | tpb | gpu | racecheck | synccheck | memcheck | initcheck | cudasim |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        md.append("| %s | %s | %d | %d | %s | %s | %s | %s | %s | %s |" % (
+            r["name"], r["flag"], r["n"], r["tpb"], r["gpu"], r["racecheck"], r["synccheck"], r["memcheck"],
+            r["initcheck"], r["cudasim"]))
+    md += ["", "What each planted bug is:", ""] + ["- `%s`: %s" % (r["name"], r["why"]) for r in rows]
+    (out / "planted-sanitizer.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+    (out / "planted-sanitizer.log").write_text("\n".join(logs) + "\n", encoding="utf-8")
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
     ap.add_argument("--build", default=str(ROOT / "build-gpu-planted"))
     ap.add_argument("--only", default="")
-    ap.add_argument("--timeout", type=int, default=60)
+    ap.add_argument("--timeout", type=int, default=15, help="seconds for a plain run (a deadlock hangs on a GPU)")
+    ap.add_argument("--tool-timeout", type=int, default=60, help="seconds for one compute-sanitizer run")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args(argv)
     cs = sanitizer()
@@ -129,38 +155,30 @@ def main(argv):
         row = {"name": "%s/%s" % (puzzle, f.stem), "flag": flag, "n": n, "tpb": tpb, "cudasim": h["expect"],
                "gpu": verdict_of(rc, out), "why": h["why"]}
         log = ["==== %s %s n=%d tpb=%d: plain run (%.1f s)\n%s" % (row["name"], flag, n, tpb, secs, out)]
+        # The four tools at once: a hanging planted bug then costs one timeout, not four.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(TOOLS)) as tools:
+            futures = {tool: tools.submit(run, [cs, "--tool", tool] +
+                                          (["--racecheck-report", "hazard"] if tool == "racecheck" else []) + base,
+                                          args.tool_timeout) for tool in TOOLS}
         for tool in TOOLS:
-            extra = ["--racecheck-report", "hazard"] if tool == "racecheck" else []
-            trc, tout, tsecs = run([cs, "--tool", tool] + extra + base, args.timeout * 5)
+            trc, tout, tsecs = futures[tool].result()
             row[tool] = "hang" if trc is None else errors_of(tout)
             log.append("==== %s: %s (%.1f s)\n%s" % (row["name"], tool, tsecs, tout))
         return row, "\n".join(log)
 
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], stdout=subprocess.PIPE,
+                         text=True).stdout.strip() or "?"
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     rows, logs = [], []
-    # One GPU: the runs share it, but none of them is timed; two at a time keeps it busy.
+    # One GPU: the runs share it, but none of them is timed; two bugs at a time keeps it busy.
+    # The report is rewritten after every row, so a run stopped early still leaves its rows.
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         for row, log in pool.map(one, files):
             rows.append(row)
             logs.append(log)
             print("%-45s gpu=%-6s %s" % (row["name"], row["gpu"], " ".join("%s=%s" % (t, row[t]) for t in TOOLS)), flush=True)
-    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], stdout=subprocess.PIPE,
-                         text=True).stdout.strip() or "?"
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    md = ["# Planted bugs on %s: the plain run and compute-sanitizer, beside cudasim" % gpu, "",
-          "Produced by `python3 scripts/sanitizer_planted.py`. Each row is one planted learner file",
-          "(tests/planted/), run once plainly (`gpu`: the driver's verdict against the CPU reference) and",
-          "under each compute-sanitizer tool (its error count; `hang`: stopped after the timeout).",
-          "`cudasim` is the verdict the CPU simulator gives (`check`, asserted by tests/python/test_planted.py).", "",
-          "| planted bug | variant | n | tpb | gpu | racecheck | synccheck | memcheck | initcheck | cudasim |",
-          "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        md.append("| %s | %s | %d | %d | %s | %s | %s | %s | %s | %s |" % (
-            r["name"], r["flag"], r["n"], r["tpb"], r["gpu"], r["racecheck"], r["synccheck"], r["memcheck"],
-            r["initcheck"], r["cudasim"]))
-    md += ["", "What each planted bug is:", ""] + ["- `%s`: %s" % (r["name"], r["why"]) for r in rows]
-    (out / "planted-sanitizer.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-    (out / "planted-sanitizer.log").write_text("\n".join(logs) + "\n", encoding="utf-8")
+            write_report(out, gpu, rows, logs, len(files))
     print("wrote %s" % (out / "planted-sanitizer.md"))
     return 0
 
