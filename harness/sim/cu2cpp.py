@@ -20,6 +20,9 @@ points diagnostics at the original file):
   same under every thread order (host code still gets the C library's clock()).
 * Each launch passes the kernel's parameter names, so that reports say ``out[3]``, not "buffer #2".
 
+A whole program (`--tree`, used by `puzzle.py sim` and harness/cmake/Cudasim.cmake) also gets
+every file it includes translated into a mirror tree; see translate_tree.
+
 Usage: cu2cpp.py INPUT.cu OUTPUT.cpp
 """
 import os
@@ -158,9 +161,34 @@ def kernel_params(code):
     return out
 
 
+def plain_kernels(code):
+    """Names of the __global__ functions defined once in the file, not as templates."""
+    defs, arities, templ = {}, {}, set()
+    for m in GLOBAL_FN.finditer(code):
+        depth, j = 0, m.end() - 1
+        while j < len(code):
+            depth += {"(": 1, ")": -1}.get(code[j], 0)
+            if depth == 0:
+                break
+            j += 1
+        plist = split_top_level(code[m.end():j])
+        arities.setdefault(m.group(1), set()).add(len(plist))
+        if any("=" in p for p in plist):
+            templ.add(m.group(1))  # default arguments do not survive a call through a pointer
+        if code[j + 1:j + 200].lstrip()[:1] == "{":
+            defs[m.group(1)] = defs.get(m.group(1), 0) + 1
+        head = code[max(0, m.start() - 300):m.start()]
+        head = head[max(head.rfind(";"), head.rfind("}")) + 1:]
+        if re.search(r"\btemplate\s*<", head) or re.search(r"\btemplate\s*<", code[m.start():m.end()]):
+            templ.add(m.group(1))
+    # A declaration and a definition are one kernel; two definitions or arities are overloads.
+    return {n for n, a in arities.items() if len(a) == 1 and defs.get(n, 0) <= 1 and n not in templ}
+
+
 def find_launches(src, code):
     edits = []
     params = kernel_params(code)
+    plain = plain_kernels(code)
     for m in re.finditer(r"<<<", code):
         start = m.start()
         if any(e.start <= start < e.end for e in edits):
@@ -174,9 +202,16 @@ def find_launches(src, code):
         if not 2 <= len(config) <= 4:
             raise ValueError(f"line {src.count(chr(10), 0, start) + 1}: a launch takes <<<grid, block[, shared bytes[, stream]]>>>")
         name = re.sub(r"\s+", "", kexpr).replace('"', "")
-        call = f"[](auto&... cudasim_arg) {{ {kexpr}(cudasim_arg...); }}"
         base = re.sub(r"<.*$", "", name).split("::")[-1]
-        text = f'::cudasim::launch({call}, "{name}", "{params.get(base, "")}", __FILE__, __LINE__,{",".join(config)})'
+        if name in plain:
+            # A kernel that is neither a template nor overloaded: launched through its address, so
+            # its parameters are converted once, on the host, and every thread gets a bitwise copy
+            # (no constructor or destructor runs in device code), as nvcc does.
+            text = f'::cudasim::launch_fn(&{kexpr}, "{name}", "{params.get(base, "")}", __FILE__, __LINE__,{",".join(config)})'
+        else:
+            # `[&]`: the kernel may be a function pointer variable (`kernel_fn<<<...>>>`).
+            call = f"[&](auto&... cudasim_arg) {{ {kexpr}(cudasim_arg...); }}"
+            text = f'::cudasim::launch({call}, "{name}", "{params.get(base, "")}", __FILE__, __LINE__,{",".join(config)})'
         edits.append(Edit(kstart, close + 3, text))
     return edits
 
@@ -237,7 +272,9 @@ def in_code(events, offset):
     return state
 
 
-DYN_SHARED = re.compile(r"\bextern\s+__shared__\s+([^;\[]*?)\s*\b([A-Za-z_]\w*)\s*\[\s*\]\s*;")
+# `extern __shared__ float s[];` and the other orders real code uses (`extern float __shared__ s[];`,
+# `extern "C" __shared__ ...`): group 1 holds the type with __shared__ somewhere in it.
+DYN_SHARED = re.compile(r"\bextern\s+((?:\"C\"\s*)?[^;\[{}]*?\b__shared__\b[^;\[{}]*?|[^;\[{}]*?)\s*\b([A-Za-z_]\w*)\s*\[\s*\]\s*;")
 STATIC_SHARED = re.compile(r"\b__shared__\b([^;{}()]*(?:\([^;{}]*\))?[^;{}]*);")
 
 
@@ -245,7 +282,10 @@ def find_shared(src, code):
     edits = []
     events = brace_scopes(code)
     for m in DYN_SHARED.finditer(code):
-        ctype = re.sub(r"__align__\s*\([^)]*\)|alignas\s*\([^)]*\)", "", src[m.start(1):m.end(1)]).strip()
+        if "__shared__" not in m.group(1):
+            continue
+        ctype = re.sub(r"__align__\s*\([^)]*\)|alignas\s*\([^)]*\)|\b__shared__\b|\"C\"", "", src[m.start(1):m.end(1)])
+        ctype = re.sub(r"\s+", " ", ctype).strip()
         name = m.group(2)
         if in_code(events, m.start()):
             # Inside a function: a real pointer, so that casts such as reinterpret_cast<float*>(smem)
@@ -259,9 +299,18 @@ def find_shared(src, code):
             continue
         if not in_code(events, m.start()):
             continue  # namespace scope: stays `static __thread` (one copy per worker, so per block)
-        text = static_shared_decl(src[m.start(1):m.end(1)])
+        # The type may come first: `float __shared__ tile[32];` (and `static`/`volatile` with it).
+        stmt = max(code.rfind(";", 0, m.start()), code.rfind("{", 0, m.start()), code.rfind("}", 0, m.start())) + 1
+        prefix = code[stmt:m.start()]
+        start = m.start()
+        if prefix.strip() and not re.search(r"[=()<>]|\b(return|case|else|do)\b", prefix) and ":" not in prefix.replace("::", ""):
+            start = stmt + len(prefix) - len(prefix.lstrip())
+            prefix = re.sub(r"\bstatic\b", "", src[start:m.start()])
+        else:
+            prefix = ""
+        text = static_shared_decl(prefix + " " + src[m.start(1):m.end(1)] if prefix.strip() else src[m.start(1):m.end(1)])
         if text:
-            edits.append(Edit(m.start(), m.end(), text))
+            edits.append(Edit(start, m.end(), text))
     return edits
 
 
@@ -318,7 +367,111 @@ def translate(src, path):
     return f'#line 1 "{abs_path}"\n' + "".join(out)
 
 
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]+)[>"]', re.M)
+DEVICE_CODE = re.compile(r"__global__|__device__|__shared__|__constant__|<<<|\bclock\s*\(")
+
+
+def local_includes(path, src, include_dirs):
+    """The files `#include`d by src that exist on disk: quoted names next to the file first, then
+    in include_dirs; angle-bracket names only in include_dirs (so the simulator's own
+    <cuda_runtime.h> is never taken for a program file)."""
+    found = []
+    for m in INCLUDE.finditer(src):
+        dirs = ([os.path.dirname(path)] if m.group(1) == '"' else []) + list(include_dirs)
+        for d in dirs:
+            cand = os.path.normpath(os.path.join(d, m.group(2)))
+            if os.path.isfile(cand):
+                found.append(cand)
+                break
+    return found
+
+
+def mirror_path(tree, path):
+    return os.path.join(tree, os.path.abspath(path).lstrip("/\\").replace(":", ""))
+
+
+def translate_tree(sources, tree, include_dirs=()):
+    """Translate each source and every file it includes, directly or not, from its own folder or
+    from include_dirs, into tree/<absolute path of the file>, so that `#include "kernel.cuh"`
+    finds the translated header next to the translated file. Files with device code (or a
+    .cu/.cuh name) are translated; the others are copied with a #line directive. Returns
+    (the translated sources, every file read)."""
+    todo = [os.path.abspath(s) for s in sources]
+    seen, outputs = set(), []
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        with open(path, encoding="utf-8", errors="replace") as f:
+            src = f.read()
+        if path.endswith((".cu", ".cuh")) or DEVICE_CODE.search(src):
+            try:
+                text = translate(src, path)
+            except ValueError as e:
+                raise ValueError(f"{path}: error: {e}")
+        else:
+            text = f'#line 1 "{path}"\n' + src
+        out = mirror_path(tree, path)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        write_if_changed(out, text)
+        todo.extend(p for p in local_includes(path, src, include_dirs) if p not in seen)
+    for s in sources:
+        out = mirror_path(tree, s) + ".cpp"  # the name a C++ compiler (and CMake) builds as C++
+        with open(mirror_path(tree, s), encoding="utf-8") as f:
+            write_if_changed(out, f.read())
+        os.utime(out)  # newer than its inputs, so that make/ninja consider the step done
+        outputs.append(out)
+    return outputs, sorted(seen)
+
+
+def write_if_changed(path, text):
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return  # keeps the timestamp, so make/ninja do not rebuild
+    except OSError:
+        pass
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main_tree(argv):
+    """--tree DIR [-I DIR]... [--depfile FILE] SOURCE...: the program mode (see translate_tree).
+    Prints the translated sources, one a line; the depfile names every file read."""
+    tree, dirs, depfile, sources = None, [], None, []
+    it = iter(argv)
+    for a in it:
+        if a == "--tree":
+            tree = next(it)
+        elif a == "-I":
+            dirs.append(next(it))
+        elif a.startswith("-I"):
+            dirs.append(a[2:])
+        elif a == "--depfile":
+            depfile = next(it)
+        else:
+            sources.append(a)
+    if not tree or not sources:
+        print("usage: cu2cpp.py --tree DIR [-I DIR]... [--depfile FILE] SOURCE.cu...", file=sys.stderr)
+        return 2
+    try:
+        outputs, read = translate_tree(sources, tree, dirs)
+    except (ValueError, OSError) as e:
+        print(e, file=sys.stderr)
+        return 1
+    if depfile:
+        esc = lambda p: p.replace(" ", "\\ ")
+        write_if_changed(depfile, "".join(f"{esc(o)}: {' '.join(esc(r) for r in read)}\n" for o in outputs))
+    print("\n".join(outputs))
+    return 0
+
+
 def main(argv):
+    if len(argv) > 1 and argv[1] == "--tree":
+        return main_tree(argv[1:])
     if len(argv) != 3:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2

@@ -13,6 +13,7 @@ from .common import PROG, UsageError, err, out, repo_root
 from .grade import cmd_grade
 from .options import suggest
 from .pixi import cmd_sync_pixi
+from .sim_cmd import cmd_sim
 from .testcmd import cmd_test
 
 COMMANDS = {
@@ -22,6 +23,7 @@ COMMANDS = {
     "grade": (cmd_grade, "grade a submission on hidden inputs (instructors, CI)"),
     "test": (cmd_test, "the project's test suite (build, ctest, pytest)"),
     "sync-pixi": (cmd_sync_pixi, "regenerate the puzzle tasks in pixi.toml"),
+    "sim": (cmd_sim, "build and run your own CUDA program (with its main()) on the CPU simulator"),
     "bench": (cmd_bench, "time a puzzle's variants on a GPU, next to CUB and copy bandwidth"),
 }
 

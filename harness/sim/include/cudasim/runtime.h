@@ -276,6 +276,78 @@ KernelLaunch<Call> launch(Call call, const char* name, const char* params, const
   return KernelLaunch<Call>{call, {name, file, line, params}, g, b, shmem};
 }
 
+namespace detail {
+// How the Itanium C++ ABI (GCC and Clang on Linux and macOS) passes a by-value parameter of class
+// type that has a non-trivial copy/move constructor or destructor: by the address of a temporary
+// that the caller owns and destroys. launch_fn uses it to give each thread a bitwise copy of such
+// a parameter without running a constructor or destructor in device code, as on a GPU.
+template <class P>
+constexpr bool by_address() {
+  return std::is_class<P>::value && !(std::is_trivially_destructible<P>::value &&
+                                      (std::is_trivially_copy_constructible<P>::value || std::is_trivially_move_constructible<P>::value));
+}
+template <class P>
+using abi_param_t = std::conditional_t<by_address<P>(), void*, P>;
+template <class P>
+struct ParamSlot {  // one thread's copy of one parameter
+  alignas(P) unsigned char bytes[sizeof(P)];
+};
+template <class P>
+abi_param_t<P> abi_arg(const P& host, ParamSlot<P>& slot) {
+  if constexpr (by_address<P>()) {
+    std::memcpy(slot.bytes, static_cast<const void*>(&host), sizeof(P));
+    return static_cast<void*>(slot.bytes);
+  } else {
+    return host;
+  }
+}
+}  // namespace detail
+
+// Translated launch of a kernel that is neither a template nor overloaded:
+//   launch_fn(&k, "k", ...)(args)
+// The arguments are converted to the kernel's parameter types once, on the host, before the
+// launch, and destroyed once after it, as nvcc does; each thread gets its own bitwise copy.
+namespace detail {
+template <class... P>
+struct FnPayload {
+  using Vals = std::tuple<std::remove_cv_t<P>...>;
+  void (*fn)(P...);
+  Vals vals;
+  static void run(const void* p) { static_cast<const FnPayload*>(p)->call(std::index_sequence_for<P...>{}); }
+  template <size_t... I>
+  void call(std::index_sequence<I...>) const {
+    std::tuple<ParamSlot<std::remove_cv_t<P>>...> slots;
+    auto f = reinterpret_cast<void (*)(abi_param_t<std::remove_cv_t<P>>...)>(fn);
+    f(abi_arg(std::get<I>(vals), std::get<I>(slots))...);
+    (void)slots;
+  }
+};
+}  // namespace detail
+
+template <class... P>
+struct KernelFnLaunch {
+  void (*fn)(P...);
+  detail::LaunchSite site;
+  dim3 grid, block;
+  size_t shmem;
+
+  template <class... A>
+  void operator()(A&&... a) const {
+    static_assert(sizeof...(A) == sizeof...(P), "cudasim: a kernel launch passes as many arguments as the kernel has parameters");
+    using Payload = detail::FnPayload<P...>;
+    const Payload payload{fn, typename Payload::Vals(std::forward<A>(a)...)};
+    detail::ArgCheck ptrs[sizeof...(P) + 1];
+    int n = detail::collect_ptrs(payload.vals, ptrs, std::index_sequence_for<P...>{});
+    detail::launch(site, grid, block, shmem, &Payload::run, &payload, ptrs, n);
+  }
+};
+
+template <class... P>
+KernelFnLaunch<P...> launch_fn(void (*fn)(P...), const char* name, const char* params, const char* file, int line, dim3 g,
+                               dim3 b, size_t shmem = 0, cudaStream_t = nullptr) {
+  return KernelFnLaunch<P...>{fn, {name, file, line, params}, g, b, shmem};
+}
+
 // `extern __shared__ T name[];` at namespace scope becomes `static cudasim::DynamicShared<T> name{"name"};`
 // (inside a function, cu2cpp.py makes it a pointer set from detail::dynamic_shared).
 template <class T>

@@ -1,0 +1,265 @@
+"""`puzzle.py sim`: build any CUDA program (with its own main()) for the CPU simulator and run it.
+
+The program's .cu files and every file they include from their own folders (or from -I folders)
+are translated by harness/sim/cu2cpp.py into a mirror tree, compiled as C++ against cudasim with
+the compiler, flags and libraries CMake wrote to <build>/cudasim-toolchain.json
+(harness/cmake/Cudasim.cmake), and linked. The result is cached under <build>/sim-programs/, keyed
+by the content of everything that went into it, so a second run starts at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from . import build as bld
+from .common import PROG, BuildError, UsageError, build_dir, err, ncpu, quote_cmd, rel
+
+HELP = """\
+usage: {prog} sim [options] FILE.cu [more .cu/.cpp files] [-- program arguments]
+
+Build a CUDA program that has its own main() for the CPU simulator and run it. Every .cu/.cuh
+file it includes from its own folder (or from an -I folder) is translated too. The simulator
+checks each kernel launch (races, uninitialized reads, out-of-bounds accesses, barrier
+divergence, deadlocks) and stops the program with a report: exit status 3 for a race, 4 for
+other kernel errors; otherwise the program's own exit status.
+
+  -I DIR           also look for included files in DIR (like nvcc -I)
+  -D NAME[=VALUE]  define a macro (like nvcc -D)
+  --build-only     build (or find in the cache) and print the executable's path; do not run
+  --rebuild        ignore the cached build
+  --timeout S      stop the program after S seconds (default 600)
+
+The build is cached in <build dir>/sim-programs/ (PUZZLES_BUILD_DIR, default build/).
+Simulator settings come from the environment, e.g. CUDASIM_SCHEDULES=forward for one thread order
+instead of three (faster), CUDASIM_CHECKS=0 to turn the memory checker off (harness/sim/README.md).
+
+example:
+  {prog} sim my_reduction.cu -- 1000000
+"""
+
+SOURCE_EXTS = (".cu", ".cpp", ".cc", ".cxx")
+DEFAULT_TIMEOUT = 600.0
+
+
+def parse_args(args: List[str]) -> Dict:
+    opts = {"includes": [], "defines": [], "sources": [], "program_args": [], "build_only": False,
+            "rebuild": False, "timeout": DEFAULT_TIMEOUT}
+    it = iter(range(len(args)))
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            opts["program_args"] = args[i + 1:]
+            break
+        if a in ("-I", "-D", "--timeout"):
+            if i + 1 >= len(args):
+                raise UsageError("%s needs a value" % a)
+            value = args[i + 1]
+            i += 1
+        elif a.startswith(("-I", "-D")) and len(a) > 2:
+            a, value = a[:2], a[2:]
+        else:
+            value = None
+        if a == "-I":
+            opts["includes"].append(os.path.abspath(value))
+        elif a == "-D":
+            opts["defines"].append(value)
+        elif a == "--timeout":
+            try:
+                opts["timeout"] = float(value)
+            except ValueError:
+                raise UsageError("--timeout takes a number of seconds, got %r" % value)
+        elif a == "--build-only":
+            opts["build_only"] = True
+        elif a == "--rebuild":
+            opts["rebuild"] = True
+        elif a.startswith("-"):
+            raise UsageError("unknown option %s" % a)
+        else:
+            opts["sources"].append(a)
+        i += 1
+    del it
+    if not opts["sources"]:
+        raise UsageError("no source file given: %s sim FILE.cu [-- args]" % PROG)
+    for s in opts["sources"]:
+        if not s.endswith(SOURCE_EXTS):
+            raise UsageError("%s: not a source file the simulator builds (%s)" % (s, ", ".join(SOURCE_EXTS)))
+        if not os.path.isfile(s):
+            raise UsageError("%s: no such file" % s)
+    if not any(s.endswith(".cu") for s in opts["sources"]):
+        raise UsageError("no .cu file given: the kernels and their launches live in .cu files")
+    for d in opts["includes"]:
+        if not os.path.isdir(d):
+            raise UsageError("-I %s: no such folder" % d)
+        if toolkit_dir(d):
+            raise UsageError("-I %s is a CUDA toolkit's include folder; the simulator brings its own CUDA headers "
+                             "(harness/sim/include), and mixing the two fails. Leave it out." % d)
+    return opts
+
+
+def toolkit_dir(d: str) -> bool:
+    return os.path.isfile(os.path.join(d, "cuda_runtime_api.h")) or os.path.isdir(os.path.join(d, "crt"))
+
+
+def load_toolchain(root: Path, build: Path) -> Dict:
+    """Builds libcudasim in the build dir (configuring it on first use) and returns what
+    harness/cmake/Cudasim.cmake wrote about how to build against it."""
+    bld.build_target(root, build, "cudasim")
+    path = build / "cudasim-toolchain.json"
+    if not path.is_file():  # a build dir configured before the file existed
+        subprocess.run(bld.configure_cmd(root, build), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        err("error: %s: %s. Reconfigure the build dir: cmake -S . -B %s" % (rel(path, root), e, rel(build, root)))
+        raise BuildError("no toolchain")
+
+
+def load_translator(path: str):
+    spec = importlib.util.spec_from_file_location("cudasim_cu2cpp", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def digest(paths: List[str], extra: List[str]) -> str:
+    h = hashlib.sha256()
+    for e in extra:
+        h.update(e.encode() + b"\0")
+    for p in sorted(set(paths)):
+        h.update(p.encode() + b"\0")
+        with open(p, "rb") as f:
+            h.update(hashlib.sha256(f.read()).digest())
+    return h.hexdigest()[:16]
+
+
+def clean_env() -> Dict[str, str]:
+    """The compiler's environment without include paths into a CUDA toolkit (CPATH and friends),
+    whose headers would clash with the simulator's."""
+    env = dict(os.environ)
+    for var in ("CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH"):
+        if var in env:
+            kept = [d for d in env[var].split(os.pathsep) if d and not toolkit_dir(d)]
+            env[var] = os.pathsep.join(kept)
+    return env
+
+
+def compile_commands(tc: Dict, opts: Dict, tree: str, translated: Dict[str, str], out_dir: str) -> Tuple[List[List[str]], List[str]]:
+    include = ["-I", tc["include"]]
+    for d in opts["includes"]:  # the mirror first: an included .cuh there is the translated one
+        include += ["-I", os.path.join(tree, d.lstrip("/")), "-I", d]
+    defines = ["-D" + d for d in opts["defines"]]
+    cmds, objs = [], []
+    for i, src in enumerate(opts["sources"]):
+        obj = os.path.join(out_dir, "%d-%s.o" % (i, os.path.basename(src)))
+        base = [tc["cxx"]] + [f for f in tc["compile"] if f.startswith(("-std", "-O", "-g"))]
+        if src.endswith(".cu"):
+            cmd = [tc["cxx"]] + tc["compile"] + ["-include", "cudasim/runtime.h"] + include + defines + \
+                  ["-c", translated[os.path.abspath(src)], "-o", obj]
+        else:
+            cmd = base + include + ["-I", os.path.dirname(os.path.abspath(src))] + defines + ["-c", os.path.abspath(src), "-o", obj]
+        cmds.append(cmd)
+        objs.append(obj)
+    return cmds, objs
+
+
+def run_parallel(cmds: List[List[str]], env) -> Tuple[int, str]:
+    """Runs the compile commands, ncpu() at a time; returns (first failing status or 0, output)."""
+    pending, running, rc, text = list(cmds), [], 0, ""
+    while pending or running:
+        while pending and len(running) < max(1, ncpu()):
+            cmd = pending.pop(0)
+            running.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                                            universal_newlines=True, errors="replace"))
+        p = running.pop(0)
+        output, _ = p.communicate()
+        text += output
+        if p.returncode and not rc:
+            rc = p.returncode
+    return rc, text
+
+
+def build_program(root: Path, opts: Dict) -> str:
+    build = build_dir(root)
+    tc = load_toolchain(root, build)
+    cu2cpp = load_translator(tc["translator"])
+    cu = [os.path.abspath(s) for s in opts["sources"] if s.endswith(".cu")]
+    name = os.path.splitext(os.path.basename(cu[0]))[0]
+    where = hashlib.sha256("\0".join(os.path.abspath(s) for s in opts["sources"]).encode()).hexdigest()[:10]
+    home = build / "sim-programs" / ("%s-%s" % (name, where))
+    tree = str(home / "tree")
+    try:
+        outputs, read = cu2cpp.translate_tree(cu, tree, opts["includes"])
+    except (ValueError, OSError) as e:
+        err("error: %s" % e)
+        raise BuildError("translation failed")
+    translated = dict(zip(cu, outputs))
+    sim_headers = [str(p) for p in Path(tc["include"]).rglob("*") if p.is_file()]
+    libs = [l for l in tc["libs"] if os.path.isfile(l)]
+    plain = [os.path.abspath(s) for s in opts["sources"] if not s.endswith(".cu")]
+    key = digest(read + plain + sim_headers + libs + [tc["translator"]],
+                 [json.dumps(tc, sort_keys=True), json.dumps(opts["includes"]), json.dumps(opts["defines"]),
+                  json.dumps([os.path.abspath(s) for s in opts["sources"]])])
+    exe = str(home / ("%s-%s" % (name, key)))
+    if os.path.isfile(exe) and not opts["rebuild"]:
+        return exe
+    bld.status("compiling %s for the simulator ..." % name)
+    start = time.monotonic()
+    env = clean_env()
+    cmds, objs = compile_commands(tc, opts, tree, translated, str(home))
+    rc, text = run_parallel(cmds, env)
+    if rc == 0:
+        tmp = exe + ".tmp%d" % os.getpid()
+        link = [tc["cxx"]] + [f for f in tc["compile"] if f.startswith("-fsanitize")] + objs + ["-o", tmp] + tc["libs"]
+        # -fsanitize=thread at link time would pull in libtsan; the simulator defines __tsan_*.
+        link = [a for a in link if not a.startswith("-fsanitize")]
+        p = subprocess.run(link, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, universal_newlines=True,
+                           errors="replace")
+        rc, text = p.returncode, text + p.stdout
+        if rc == 0:
+            os.replace(tmp, exe)
+            for old in home.iterdir():  # earlier builds of this program
+                if old.is_file() and old.name.startswith(name + "-") and str(old) != exe:
+                    old.unlink()
+    bld.status("")
+    if rc != 0:
+        text = text.replace(tree + "/", "/")  # mirrored paths name the original files
+        err(text.rstrip())
+        err("")
+        for line in bld.unsupported_cuda_advice(text):
+            err(line)
+        err("error: %s did not compile for the simulator (the compiler's messages are above)." % name)
+        raise BuildError("build failed", text)
+    bld.status("")
+    if os.environ.get("PUZZLES_VERBOSE"):
+        err("built %s in %.1f s" % (exe, time.monotonic() - start))
+    return exe
+
+
+def cmd_sim(root: Path, args: List[str]) -> int:
+    if args and args[0] in ("-h", "--help"):
+        print(HELP.format(prog=PROG))
+        return 0
+    opts = parse_args(args)
+    try:
+        exe = build_program(root, opts)
+    except BuildError:
+        return 2
+    if opts["build_only"]:
+        print(exe)
+        return 0
+    try:
+        return subprocess.run([exe] + opts["program_args"], timeout=opts["timeout"]).returncode
+    except subprocess.TimeoutExpired:
+        err("error: %s ran for more than %g s and was stopped. A large problem size takes long on the simulator: "
+            "try a smaller one, CUDASIM_SCHEDULES=forward (one thread order instead of three), or --timeout S."
+            % (os.path.basename(opts["sources"][0]), opts["timeout"]))
+        return 1
