@@ -341,6 +341,34 @@ def static_shared_decl(decl):
     return " ".join(out)
 
 
+DEVICE_VAR = re.compile(r"(?<![\w])(?:__device__|__constant__)\b[^;{}]*;")
+
+
+def find_device_vars(code):
+    """Namespace-scope `__device__`/`__constant__` variables: a registration follows each on the
+    same line (runtime.h, SymbolReg), so that every schedule of a launch starts from their values."""
+    events = brace_scopes(code)
+    edits = []
+    for m in DEVICE_VAR.finditer(code):
+        decl = m.group(0)
+        head = decl.split("=")[0]
+        if "(" in head or in_code(events, m.start()):
+            continue  # a function, or a local variable
+        stmt = max(code.rfind(";", 0, m.start()), code.rfind("{", 0, m.start()), code.rfind("}", 0, m.start())) + 1
+        if re.search(r"\b(extern|typedef|using|template)\b", code[stmt:m.start()] + head):
+            continue
+        names = []
+        for part in split_top_level(decl[:-1]):
+            n = re.match(r"^\s*(?:.*?[\s*&])?([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*$", part.split("=")[0])
+            if n and n.group(1) not in ("__device__", "__constant__"):
+                names.append(n.group(1))
+        regs = "".join(' static ::cudasim::detail::SymbolReg cudasim_symbol_%s_%d(&%s, sizeof(%s), "%s", __FILE__, __LINE__);'
+                       % (n, m.end(), n, n, n) for n in names)
+        if regs:
+            edits.append(Edit(m.end(), m.end(), regs))
+    return edits
+
+
 def find_printf(code):
     # Also std::printf and ::printf (the qualifier goes too: cudasim_printf is a global function).
     pattern = r"(?<![\w.:>])((?:::\s*)?(?:std\s*::\s*)?printf)\s*\("
@@ -353,7 +381,7 @@ def find_clock(code):
 
 def translate(src, path):
     code = mask_comments_and_strings(src)
-    edits = find_launches(src, code) + find_shared(src, code) + find_printf(code) + find_clock(code)
+    edits = find_launches(src, code) + find_shared(src, code) + find_printf(code) + find_clock(code) + find_device_vars(code)
     edits.sort(key=lambda e: e.start)
     out, pos = [], 0
     for e in edits:

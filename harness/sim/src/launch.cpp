@@ -85,6 +85,8 @@ const char* fiber_backend() {
 
 namespace detail {
 
+void managed_before_launch();  // memory.cpp
+
 std::atomic<int> g_schedule_index{0};
 static bool g_atomic_note_given = false;
 
@@ -159,6 +161,7 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     int k = ptr_args[i].index;
     aname.push_back(k < (int)pnames.size() && !pnames[k].empty() ? pnames[k].c_str() : nullptr);
   }
+  managed_before_launch();
   Snapshot before, first;
   if (count > 1) snapshot_take(before);
   for (int s = 0; s < count; ++s) {
@@ -278,14 +281,109 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
   p->multiProcessorCount = (int)std::max(1u, std::thread::hardware_concurrency());
   p->major = 9;
   p->minor = 0;
+  p->clockRate = 1000000;  // kHz: device clock() counts 1000 per read (see device_clock)
+  p->totalConstMem = 64 * 1024;
+  p->sharedMemPerMultiprocessor = 228 * 1024;
+  p->regsPerMultiprocessor = 65536;
+  p->maxThreadsPerMultiProcessor = 2048;
+  p->maxBlocksPerMultiProcessor = 32;
+  p->computeMode = cudaComputeModeDefault;
+  p->canMapHostMemory = 0;
+  p->concurrentKernels = 0;  // launches run one after the other
+  p->deviceOverlap = 0;
+  p->asyncEngineCount = 0;
+  p->unifiedAddressing = 1;
+  p->managedMemory = 1;
+  p->concurrentManagedAccess = 0;  // host code must not touch managed memory while a kernel runs
+  p->cooperativeLaunch = 0;        // no grid-wide synchronization
+  p->memPitch = size_t(1) << 31;
+  p->textureAlignment = 512;
   return cudaSuccess;
 }
+
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  cudaDeviceProp p;
+  if (!value || cudaGetDeviceProperties(&p, device) != cudaSuccess) return cudaErrorInvalidValue;
+  switch (attr) {
+    case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
+    case cudaDevAttrMaxBlockDimX: *value = p.maxThreadsDim[0]; break;
+    case cudaDevAttrMaxBlockDimY: *value = p.maxThreadsDim[1]; break;
+    case cudaDevAttrMaxBlockDimZ: *value = p.maxThreadsDim[2]; break;
+    case cudaDevAttrMaxGridDimX: *value = p.maxGridSize[0]; break;
+    case cudaDevAttrMaxGridDimY: *value = p.maxGridSize[1]; break;
+    case cudaDevAttrMaxGridDimZ: *value = p.maxGridSize[2]; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = (int)p.sharedMemPerBlock; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = (int)p.sharedMemPerMultiprocessor; break;
+    case cudaDevAttrTotalConstantMemory: *value = (int)p.totalConstMem; break;
+    case cudaDevAttrWarpSize: *value = p.warpSize; break;
+    case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
+    case cudaDevAttrMaxRegistersPerMultiprocessor: *value = p.regsPerMultiprocessor; break;
+    case cudaDevAttrClockRate: *value = p.clockRate; break;
+    case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
+    case cudaDevAttrComputeMode: *value = p.computeMode; break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
+    case cudaDevAttrMaxBlocksPerMultiprocessor: *value = p.maxBlocksPerMultiProcessor; break;
+    case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
+    case cudaDevAttrUnifiedAddressing: *value = p.unifiedAddressing; break;
+    case cudaDevAttrManagedMemory: *value = p.managedMemory; break;
+    case cudaDevAttrConcurrentManagedAccess: *value = p.concurrentManagedAccess; break;
+    case cudaDevAttrCooperativeLaunch: *value = p.cooperativeLaunch; break;
+    case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
+    case cudaDevAttrMemoryClockRate: *value = p.memoryClockRate; break;
+    case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
+    default: *value = 0; break;  // integrated, ECC, PCI ids, timeouts, host mapping: none
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaDriverGetVersion(int* v) {
+  *v = CUDART_VERSION;
+  return cudaSuccess;
+}
+cudaError_t cudaRuntimeGetVersion(int* v) {
+  *v = CUDART_VERSION;
+  return cudaSuccess;
+}
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  cudaDeviceProp p;
+  cudaGetDeviceProperties(&p, 0);
+  *free_bytes = *total_bytes = p.totalGlobalMem;
+  return cudaSuccess;
+}
+cudaError_t cudaSetDeviceFlags(unsigned) { return cudaSuccess; }
+cudaError_t cudaGetDeviceFlags(unsigned* f) {
+  *f = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache) { return cudaSuccess; }
+cudaError_t cudaDeviceSetSharedMemConfig(cudaSharedMemConfig) { return cudaSuccess; }
+cudaError_t cudaProfilerStart() { return cudaSuccess; }
+cudaError_t cudaProfilerStop() { return cudaSuccess; }
+
+namespace cudasim {
+namespace detail {
+int occupancy_blocks(int block_size, size_t dyn_shared) {
+  if (block_size <= 0 || block_size > 1024 || dyn_shared > 48 * 1024) return 0;
+  int warps = (block_size + 31) / 32;
+  int by_threads = 64 / warps;  // 2048 threads = 64 warps per multiprocessor
+  int by_shared = dyn_shared ? int((228 * 1024) / (dyn_shared + 1024)) : 32;  // 1 KiB reserved per block, as on sm_90
+  return std::max(0, std::min(std::min(by_threads, by_shared), 32));
+}
+int default_block_size(int limit) { return limit > 0 && limit < 1024 ? std::max(32, limit / 32 * 32) : 1024; }
+}  // namespace detail
+}  // namespace cudasim
 cudaError_t cudaStreamCreate(cudaStream_t* s) {
   *s = nullptr;
   return cudaSuccess;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
 cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+// Streams are one synchronous queue: everything has finished when a call returns.
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) { return cudaStreamCreate(s); }
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned, int) { return cudaStreamCreate(s); }
+cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
 
 struct CUevent_st {
   std::chrono::steady_clock::time_point t;
@@ -303,6 +401,8 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
   return cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) { return cudaEventCreate(e); }
+cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
   *ms = std::chrono::duration<float, std::milli>(b->t - a->t).count();
   return cudaSuccess;
@@ -321,6 +421,11 @@ const char* cudaGetErrorName(cudaError_t e) {
     case cudaErrorInvalidMemcpyDirection: return "cudaErrorInvalidMemcpyDirection";
     case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
     case cudaErrorNotReady: return "cudaErrorNotReady";
+    case cudaErrorInvalidPitchValue: return "cudaErrorInvalidPitchValue";
+    case cudaErrorInvalidSymbol: return "cudaErrorInvalidSymbol";
+    case cudaErrorInvalidDeviceFunction: return "cudaErrorInvalidDeviceFunction";
+    case cudaErrorNoDevice: return "cudaErrorNoDevice";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
     case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
     default: return "cudaErrorUnknown";
   }
@@ -335,6 +440,10 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidDevicePointer: return "invalid device pointer";
     case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
     case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
+    case cudaErrorInvalidPitchValue: return "invalid pitch argument";
+    case cudaErrorInvalidSymbol: return "invalid device symbol";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
     default: return "unknown error";
   }
 }

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <set>
 
 #include "internal.h"
 
@@ -66,6 +67,7 @@ const Alloc* find_alloc_any(const void* p) {
 }
 
 std::string alloc_str(const Alloc& a) {
+  if (a.id == 0) return strf("__device__ variable %s (%zu bytes, declared at %s)", a.type, a.bytes, where(a.file, a.line).c_str());
   if (a.type && a.elem > 1)
     return strf("buffer #%d (%zu x %s, cudaMalloc at %s)", a.id, a.bytes / a.elem, a.type, where(a.file, a.line).c_str());
   return strf("buffer #%d (%zu bytes, cudaMalloc at %s)", a.id, a.bytes, where(a.file, a.line).c_str());
@@ -89,7 +91,29 @@ std::string describe_address(uintptr_t addr) {
   return "";
 }
 
+// Managed buffers (cudaMallocManaged), by data address: host code may touch them, so they are
+// never protected, and every launch treats their bytes as written (host writes are not seen).
+static std::set<uintptr_t>& managed() {
+  static std::set<uintptr_t>* m = new std::set<uintptr_t>();
+  return *m;
+}
+static bool is_managed(const Alloc* a) { return a && managed().count(a->data); }
+
+void managed_before_launch() {
+  Registry& r = reg();
+  std::vector<std::pair<uintptr_t, size_t>> ranges;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    for (uintptr_t d : managed()) {
+      auto it = r.live.find(d);
+      if (it != r.live.end()) ranges.emplace_back(d, it->second.bytes);
+    }
+  }
+  for (auto& rg : ranges) shadow_host_write(reinterpret_cast<void*>(rg.first), rg.second, HostWrite::Copy);
+}
+
 static void protect(const Alloc& a, bool on) {
+  if (managed().count(a.data)) return;
   size_t pg = page_size();
   uintptr_t guard = a.map_base + a.map_len - pg;
   mprotect(reinterpret_cast<void*>(a.map_base), guard - a.map_base, on ? PROT_READ | PROT_WRITE : PROT_NONE);
@@ -166,12 +190,38 @@ std::string check_canaries() {
   return "";
 }
 
+// __device__ and __constant__ variables (cu2cpp.py registers each one): every schedule of a launch
+// starts from their values before it, like cudaMalloc memory. Their Alloc has id 0 and the
+// variable's name as its type; they are not guarded or shadowed.
+static std::vector<Alloc>& symbols() {
+  static std::vector<Alloc>* v = [] {
+    auto* x = new std::vector<Alloc>();
+    x->reserve(4096);  // stable addresses: snapshots point at the entries
+    return x;
+  }();
+  return *v;
+}
+
+void register_symbol(void* p, size_t bytes, const char* name, const char* file, int line) {
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  for (const Alloc& s : symbols())
+    if (s.data == a) return;  // a header's variable, registered by each file that includes it
+  if (symbols().size() == symbols().capacity()) return;  // (4096 variables: the rest are not restored)
+  symbols().push_back(Alloc{0, a, bytes, a, bytes, 1, name, file, line});
+}
+
 void snapshot_take(Snapshot& s) {
   Registry& r = reg();
   std::lock_guard<std::mutex> lock(r.mu);
   s.parts.clear();
   for (auto& kv : r.live) {
     const Alloc& a = kv.second;
+    const unsigned char* d = reinterpret_cast<const unsigned char*>(a.data);
+    s.parts.emplace_back(&a, std::vector<unsigned char>(d, d + a.bytes));
+  }
+  for (const Alloc& a : symbols()) {
     const unsigned char* d = reinterpret_cast<const unsigned char*>(a.data);
     s.parts.emplace_back(&a, std::vector<unsigned char>(d, d + a.bytes));
   }
@@ -182,7 +232,7 @@ void snapshot_restore(const Snapshot& s) {
 }
 
 static std::string element_str(const Alloc& a, const unsigned char* p) {
-  std::string t = a.type ? a.type : "";
+  std::string t = a.type && a.id != 0 ? a.type : "";
   if (t == "int") { int v; std::memcpy(&v, p, 4); return strf("%d", v); }
   if (t == "unsigned") { unsigned v; std::memcpy(&v, p, 4); return strf("%u", v); }
   if (t == "float") { float v; std::memcpy(&v, p, 4); return strf("%.9g", v); }
@@ -238,6 +288,7 @@ cudaError_t cudaFree(void* p, const char* file, int line) {
                      strf("cudaFree(%p): not the start of a live cudaMalloc buffer (freed twice, or a host pointer?)", p));
   Alloc a = it->second;
   r.live.erase(it);
+  managed().erase(a.data);
   shadow_free(a.data);
   munmap(reinterpret_cast<void*>(a.map_base), a.map_len);
   r.freed.push_back(a);
@@ -266,6 +317,7 @@ static const char* kind_name(cudaMemcpyKind k) {
 // Checks one side of a copy: device memory must lie inside one live buffer.
 static bool check_side(const void* p, size_t bytes, bool want_device, const char* side, cudaMemcpyKind kind, const char* file, int line) {
   const Alloc* a = find_alloc(p, 1);
+  if (!want_device && is_managed(a)) return true;  // managed memory is host memory too
   if (want_device) {
     if (!a) {
       api_error(cudaErrorInvalidValue, file, line,
@@ -335,3 +387,130 @@ cudaError_t cudaGetLastError() {
   return e;
 }
 cudaError_t cudaPeekAtLastError() { return t_last_error; }
+
+// ---- managed, stream-ordered, pitched and symbol memory --------------------------------------
+
+cudaError_t cudaMallocManaged(void** p, size_t bytes, unsigned flags, const char* file, int line) {
+  return malloc_managed(p, bytes, 1, nullptr, flags, file, line);
+}
+
+namespace cudasim {
+namespace detail {
+cudaError_t malloc_managed(void** p, size_t bytes, size_t elem, const char* type, unsigned flags, const char* file, int line) {
+  if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost)
+    return api_error(cudaErrorInvalidValue, file, line, strf("cudaMallocManaged: flags %u (use cudaMemAttachGlobal)", flags));
+  cudaError_t e = malloc_typed(p, bytes, elem, type, file, line);
+  if (e != cudaSuccess) return e;
+  Registry& r = reg();
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    protect(r.live[reinterpret_cast<uintptr_t>(*p)], true);  // readable and writable: host code may use it
+    managed().insert(reinterpret_cast<uintptr_t>(*p));
+  }
+  std::memset(*p, 0, bytes);
+  shadow_host_write(*p, bytes, HostWrite::Memset);
+  return cudaSuccess;
+}
+}  // namespace detail
+}  // namespace cudasim
+
+cudaError_t cudaMemPrefetchAsync(const void* p, size_t bytes, int device, cudaStream_t, const char* file, int line) {
+  const Alloc* a = find_alloc(p, 1);
+  if (!is_managed(a))
+    return api_error(cudaErrorInvalidValue, file, line,
+                     strf("cudaMemPrefetchAsync(%p): not memory from cudaMallocManaged", p));
+  if (reinterpret_cast<uintptr_t>(p) + bytes > a->data + a->bytes)
+    return api_error(cudaErrorInvalidValue, file, line, strf("cudaMemPrefetchAsync of %zu bytes overruns %s", bytes, alloc_str(*a).c_str()));
+  if (device != 0 && device != cudaCpuDeviceId)
+    return api_error(cudaErrorInvalidDevice, file, line, strf("cudaMemPrefetchAsync to device %d; the simulator is device 0", device));
+  return cudaSuccess;  // one memory: nothing to move
+}
+
+cudaError_t cudaMemAdvise(const void*, size_t, cudaMemoryAdvise, int) { return cudaSuccess; }
+
+// Stream-ordered allocation: launches are synchronous, so the stream's order is program order.
+cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t, const char* file, int line) {
+  return malloc_typed(p, bytes, 1, nullptr, file, line);
+}
+cudaError_t cudaFreeAsync(void* p, cudaStream_t, const char* file, int line) { return cudaFree(p, file, line); }
+
+cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned flags, const char* file, int line) {
+  if (flags & cudaHostAllocMapped)
+    return api_error(cudaErrorInvalidValue, file, line,
+                     "cudaHostAlloc with cudaHostAllocMapped: kernels on the simulator cannot read host memory; use "
+                     "cudaMallocManaged, or cudaMalloc and cudaMemcpy");
+  return cudaMallocHost(p, bytes, file, line);
+}
+
+cudaError_t cudaMallocPitch(void** p, size_t* pitch, size_t width, size_t height, const char* file, int line) {
+  *pitch = (std::max<size_t>(width, 1) + 255) & ~size_t(255);  // rows start on 256-byte boundaries, as on GPUs
+  return malloc_typed(p, *pitch * height, 1, nullptr, file, line);
+}
+
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                         cudaMemcpyKind kind, const char* file, int line) {
+  if (width > dpitch || width > spitch)
+    return api_error(cudaErrorInvalidPitchValue, file, line,
+                     strf("cudaMemcpy2D: a row of %zu bytes is wider than the pitch (dpitch %zu, spitch %zu)", width, dpitch, spitch));
+  for (size_t row = 0; row < height; ++row) {
+    cudaError_t e = cudaMemcpy(static_cast<char*>(dst) + row * dpitch, static_cast<const char*>(src) + row * spitch, width, kind,
+                               file, line);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t height,
+                              cudaMemcpyKind kind, cudaStream_t, const char* file, int line) {
+  return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind, file, line);
+}
+cudaError_t cudaMemset2D(void* p, size_t pitch, int value, size_t width, size_t height, const char* file, int line) {
+  if (width > pitch)
+    return api_error(cudaErrorInvalidPitchValue, file, line, strf("cudaMemset2D: width %zu is larger than the pitch %zu", width, pitch));
+  for (size_t row = 0; row < height; ++row) {
+    cudaError_t e = cudaMemset(static_cast<char*>(p) + row * pitch, value, width, file, line);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+namespace cudasim {
+namespace detail {
+// A __device__ or __constant__ variable is an ordinary variable of the program on the simulator
+// (kernels read it directly); the other side of the copy is host or device memory per `kind`.
+cudaError_t copy_symbol(void* symbol, size_t symbol_bytes, const char* what, void* other, size_t count, size_t offset,
+                        cudaMemcpyKind kind, bool to_symbol, const char* file, int line) {
+  if (offset + count > symbol_bytes)
+    return api_error(cudaErrorInvalidValue, file, line,
+                     strf("%s: copying %zu bytes at offset %zu overruns the symbol, which has %zu bytes", what, count, offset,
+                          symbol_bytes));
+  bool other_device = to_symbol ? kind == cudaMemcpyDeviceToDevice : kind == cudaMemcpyDeviceToDevice;
+  bool kind_ok = to_symbol ? (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDefault)
+                           : (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDefault);
+  if (!kind_ok)
+    return api_error(cudaErrorInvalidMemcpyDirection, file, line,
+                     strf("%s with %s: the symbol is device memory, so the copy goes %s", what, kind_name(kind),
+                          to_symbol ? "HostToDevice (or DeviceToDevice)" : "DeviceToHost (or DeviceToDevice)"));
+  const Alloc* a = find_alloc(other, 1);
+  if (kind == cudaMemcpyDefault) other_device = a && !is_managed(a);
+  if (other_device) {
+    if (!a)
+      return api_error(cudaErrorInvalidValue, file, line,
+                       strf("%s with cudaMemcpyDeviceToDevice: %p is not device memory", what, other));
+    if (reinterpret_cast<uintptr_t>(other) + count > a->data + a->bytes)
+      return api_error(cudaErrorInvalidValue, file, line, strf("%s: %zu bytes overrun %s", what, count, alloc_str(*a).c_str()));
+  } else if (a && !is_managed(a)) {
+    return api_error(cudaErrorInvalidValue, file, line,
+                     strf("%s: %p is device memory (%s), but the copy direction says host memory. Check the cudaMemcpyKind.",
+                          what, other, alloc_str(*a).c_str()));
+  }
+  Access access;
+  char* sym = static_cast<char*>(symbol) + offset;
+  if (to_symbol) std::memmove(sym, other, count);
+  else {
+    std::memmove(other, sym, count);
+    if (a) shadow_host_write(other, count, HostWrite::Copy);
+  }
+  return cudaSuccess;
+}
+}  // namespace detail
+}  // namespace cudasim

@@ -76,6 +76,57 @@ inline unsigned int __brev(unsigned int x) {
 }
 template <class T>
 T __ldg(const T* p) { return *p; }
+inline unsigned int umin(unsigned int a, unsigned int b) { return a < b ? a : b; }
+inline unsigned int umax(unsigned int a, unsigned int b) { return a < b ? b : a; }
+inline long long llmin(long long a, long long b) { return a < b ? a : b; }
+inline long long llmax(long long a, long long b) { return a < b ? b : a; }
+inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return a < b ? b : a; }
+// 24-bit multiplies: the low 32 bits of the product of the operands' low 24 bits.
+inline int __mul24(int a, int b) {
+  return (int)(uint32_t)((int64_t)((int32_t)((uint32_t)a << 8) >> 8) * (int64_t)((int32_t)((uint32_t)b << 8) >> 8));
+}
+inline unsigned int __umul24(unsigned int a, unsigned int b) { return (a & 0xffffffu) * (b & 0xffffffu); }
+inline int __mulhi(int a, int b) { return (int)(((int64_t)a * (int64_t)b) >> 32); }
+inline unsigned int __umulhi(unsigned int a, unsigned int b) { return (unsigned)(((uint64_t)a * (uint64_t)b) >> 32); }
+inline long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * (__int128)b) >> 64); }
+inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+  return (unsigned long long)(((unsigned __int128)a * (unsigned __int128)b) >> 64);
+}
+inline unsigned int __sad(int a, int b, unsigned int c) { return c + (unsigned)(a > b ? (long long)a - b : (long long)b - a); }
+inline unsigned int __usad(unsigned int a, unsigned int b, unsigned int c) { return c + (a > b ? a - b : b - a); }
+inline int __float2int_rn(float x) { return (int)std::nearbyint(x); }
+inline int __float2int_rz(float x) { return (int)x; }
+inline int __float2int_rd(float x) { return (int)std::floor(x); }
+inline int __float2int_ru(float x) { return (int)std::ceil(x); }
+inline unsigned int __float2uint_rn(float x) { return (unsigned)std::nearbyint(x); }
+inline unsigned int __float2uint_rz(float x) { return (unsigned)x; }
+inline float __int2float_rn(int x) { return (float)x; }
+inline float __uint2float_rn(unsigned x) { return (float)x; }
+inline int __double2int_rn(double x) { return (int)std::nearbyint(x); }
+inline float __double2float_rn(double x) { return (float)x; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __fma_rn(double a, double b, double c) { return std::fma(a, b, c); }
+inline float __powf(float a, float b) { return std::pow(a, b); }
+inline float __tanf(float x) { return std::tan(x); }
+inline float __exp10f(float x) { return std::pow(10.0f, x); }
+inline float __log2f(float x) { return std::log2(x); }
+inline float __log10f(float x) { return std::log10(x); }
+inline void __sincosf(float x, float* s, float* c) { *s = std::sin(x); *c = std::cos(x); }
+inline void sincosf(float x, float* s, float* c) { *s = std::sin(x); *c = std::cos(x); }
+inline float exp10f(float x) { return std::pow(10.0f, x); }
+inline float rcbrtf(float x) { return 1.0f / std::cbrt(x); }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __fsqrt_rn(float x) { return std::sqrt(x); }
+inline float __frsqrt_rn(float x) { return 1.0f / std::sqrt(x); }
+inline long long __double_as_longlong(double d) { long long x; std::memcpy(&x, &d, 8); return x; }
+inline double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
 
 // ---- math: CUDA's device overloads of min/max and the float intrinsics ---------------------
 inline int min(int a, int b) { return a < b ? a : b; }

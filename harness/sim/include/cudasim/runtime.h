@@ -18,6 +18,20 @@
 #include <utility>
 
 #define CUDASIM 1
+// The version and include guards of the CUDA runtime headers this one stands for, so that code
+// testing them (NVIDIA's helper_cuda.h: `#ifdef __DRIVER_TYPES_H__`) sees a CUDA runtime, and a
+// toolkit header included by mistake does not define everything a second time.
+#define CUDART_VERSION 12000
+#define __CUDART_API_VERSION CUDART_VERSION
+#define __CUDA_RUNTIME_H__
+#define __CUDA_RUNTIME_API_H__
+#define __DRIVER_TYPES_H__
+#define __VECTOR_TYPES_H__
+#define __VECTOR_FUNCTIONS_H__
+#define __DEVICE_TYPES_H__
+#define __HOST_DEFINES_H__
+#define __DEVICE_LAUNCH_PARAMETERS_H__
+#define __CUDA_PROFILER_API_H__
 
 // ---- qualifiers -----------------------------------------------------------------------------
 #define __global__
@@ -43,8 +57,13 @@ enum cudaError_t {
   cudaErrorLaunchFailure = 4,
   cudaErrorLaunchOutOfResources = 7,
   cudaErrorInvalidConfiguration = 9,
+  cudaErrorInvalidPitchValue = 12,
+  cudaErrorInvalidSymbol = 13,
   cudaErrorInvalidDevicePointer = 17,
   cudaErrorInvalidMemcpyDirection = 21,
+  cudaErrorInvalidDeviceFunction = 98,
+  cudaErrorNoDevice = 100,
+  cudaErrorInvalidDevice = 101,
   cudaErrorInvalidResourceHandle = 400,
   cudaErrorNotReady = 600,
   cudaErrorIllegalAddress = 700,
@@ -60,7 +79,37 @@ enum cudaMemcpyKind {
   cudaMemcpyDefault = 4,
 };
 
-enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
+enum cudaFuncCache { cudaFuncCachePreferNone = 0, cudaFuncCachePreferShared = 1, cudaFuncCachePreferL1 = 2, cudaFuncCachePreferEqual = 3 };
+enum cudaSharedMemConfig { cudaSharedMemBankSizeDefault = 0, cudaSharedMemBankSizeFourByte = 1, cudaSharedMemBankSizeEightByte = 2 };
+enum cudaComputeMode { cudaComputeModeDefault = 0, cudaComputeModeExclusive = 1, cudaComputeModeProhibited = 2,
+                       cudaComputeModeExclusiveProcess = 3 };
+enum cudaMemoryAdvise { cudaMemAdviseSetReadMostly = 1, cudaMemAdviseUnsetReadMostly = 2, cudaMemAdviseSetPreferredLocation = 3,
+                        cudaMemAdviseUnsetPreferredLocation = 4, cudaMemAdviseSetAccessedBy = 5, cudaMemAdviseUnsetAccessedBy = 6 };
+// The attributes cudaDeviceGetAttribute answers (CUDA's numbering).
+enum cudaDeviceAttr {
+  cudaDevAttrMaxThreadsPerBlock = 1, cudaDevAttrMaxBlockDimX = 2, cudaDevAttrMaxBlockDimY = 3, cudaDevAttrMaxBlockDimZ = 4,
+  cudaDevAttrMaxGridDimX = 5, cudaDevAttrMaxGridDimY = 6, cudaDevAttrMaxGridDimZ = 7, cudaDevAttrMaxSharedMemoryPerBlock = 8,
+  cudaDevAttrTotalConstantMemory = 9, cudaDevAttrWarpSize = 10, cudaDevAttrMaxRegistersPerBlock = 12, cudaDevAttrClockRate = 13,
+  cudaDevAttrMultiProcessorCount = 16, cudaDevAttrKernelExecTimeout = 17, cudaDevAttrIntegrated = 18,
+  cudaDevAttrCanMapHostMemory = 19, cudaDevAttrComputeMode = 20, cudaDevAttrConcurrentKernels = 31, cudaDevAttrEccEnabled = 32,
+  cudaDevAttrPciBusId = 33, cudaDevAttrPciDeviceId = 34, cudaDevAttrMemoryClockRate = 36, cudaDevAttrGlobalMemoryBusWidth = 37,
+  cudaDevAttrL2CacheSize = 38, cudaDevAttrMaxThreadsPerMultiProcessor = 39, cudaDevAttrAsyncEngineCount = 40,
+  cudaDevAttrUnifiedAddressing = 41, cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrComputeCapabilityMinor = 76,
+  cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81, cudaDevAttrMaxRegistersPerMultiprocessor = 82, cudaDevAttrManagedMemory = 83,
+  cudaDevAttrConcurrentManagedAccess = 89, cudaDevAttrCooperativeLaunch = 95, cudaDevAttrMaxSharedMemoryPerBlockOptin = 97,
+  cudaDevAttrMaxBlocksPerMultiprocessor = 106,
+};
+enum : unsigned {
+  cudaMemAttachGlobal = 1, cudaMemAttachHost = 2, cudaMemAttachSingle = 4,
+  cudaStreamDefault = 0, cudaStreamNonBlocking = 1,
+  cudaEventDefault = 0, cudaEventBlockingSync = 1, cudaEventDisableTiming = 2, cudaEventInterprocess = 4,
+  cudaHostAllocDefault = 0, cudaHostAllocPortable = 1, cudaHostAllocMapped = 2, cudaHostAllocWriteCombined = 4,
+  cudaDeviceScheduleAuto = 0, cudaDeviceScheduleSpin = 1, cudaDeviceScheduleYield = 2, cudaDeviceScheduleBlockingSync = 4,
+  cudaDeviceMapHost = 8,
+};
+constexpr int cudaCpuDeviceId = -1;
+constexpr int cudaInvalidDeviceId = -2;
 
 struct CUstream_st;
 using cudaStream_t = CUstream_st*;
@@ -84,6 +133,28 @@ struct cudaDeviceProp {
   int memoryBusWidth;
   int l2CacheSize;
   size_t sharedMemPerBlockOptin;
+  size_t totalConstMem;
+  size_t sharedMemPerMultiprocessor;
+  int regsPerMultiprocessor;
+  int maxThreadsPerMultiProcessor;
+  int maxBlocksPerMultiProcessor;
+  int computeMode;
+  int integrated;
+  int canMapHostMemory;
+  int concurrentKernels;
+  int ECCEnabled;
+  int pciBusID;
+  int pciDeviceID;
+  int pciDomainID;
+  int deviceOverlap;
+  int asyncEngineCount;
+  int unifiedAddressing;
+  int managedMemory;
+  int concurrentManagedAccess;
+  int cooperativeLaunch;
+  int kernelExecTimeoutEnabled;
+  size_t memPitch;
+  size_t textureAlignment;
 };
 
 namespace cudasim {
@@ -348,6 +419,17 @@ KernelFnLaunch<P...> launch_fn(void (*fn)(P...), const char* name, const char* p
   return KernelFnLaunch<P...>{fn, {name, file, line, params}, g, b, shmem};
 }
 
+namespace detail {
+// cu2cpp.py registers every namespace-scope __device__ and __constant__ variable, so that each
+// schedule of a launch starts from the values they had before it, as device memory does.
+void register_symbol(void* p, size_t bytes, const char* name, const char* file, int line);
+struct SymbolReg {
+  SymbolReg(const void* p, size_t bytes, const char* name, const char* file, int line) {
+    register_symbol(const_cast<void*>(p), bytes, name, file, line);
+  }
+};
+}  // namespace detail
+
 // `extern __shared__ T name[];` at namespace scope becomes `static cudasim::DynamicShared<T> name{"name"};`
 // (inside a function, cu2cpp.py makes it a pointer set from detail::dynamic_shared).
 template <class T>
@@ -449,6 +531,13 @@ inline int __reduce_min_sync(unsigned mask, int v, const char* f = __builtin_FIL
 }
 inline int __reduce_max_sync(unsigned mask, int v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
   return (int)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::ReduceMax, mask, (uint64_t)(int64_t)v, 0, 32, 4, true, f, l);
+}
+// Unsigned keys compare as unsigned (0x80000000 is larger than 1), as in CUDA.
+inline unsigned __reduce_min_sync(unsigned mask, unsigned v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return (unsigned)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::ReduceMin, mask, v, 0, 32, 4, false, f, l);
+}
+inline unsigned __reduce_max_sync(unsigned mask, unsigned v, const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
+  return (unsigned)::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::ReduceMax, mask, v, 0, 32, 4, false, f, l);
 }
 inline unsigned __activemask(const char* f = __builtin_FILE(), int l = __builtin_LINE()) {
   // The lanes that reach this call together: the simulator lets every lane of the warp run until

@@ -11,6 +11,36 @@
   struct alignas(A) N##4 { T x, y, z, w; };                                  \
   inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
 
+#define CUDASIM_VEC1(T, N, A)                  \
+  struct alignas(A) N##1 { T x; };             \
+  inline N##1 make_##N##1(T x) { return N##1{x}; }
+
+CUDASIM_VEC1(signed char, char, 1)
+CUDASIM_VEC2(signed char, char, 2)
+CUDASIM_VEC3(signed char, char)
+CUDASIM_VEC4(signed char, char, 4)
+CUDASIM_VEC1(unsigned char, uchar, 1)
+CUDASIM_VEC2(unsigned char, uchar, 2)
+CUDASIM_VEC3(unsigned char, uchar)
+CUDASIM_VEC4(unsigned char, uchar, 4)
+CUDASIM_VEC1(short, short, 2)
+CUDASIM_VEC2(short, short, 4)
+CUDASIM_VEC3(short, short)
+CUDASIM_VEC4(short, short, 8)
+CUDASIM_VEC1(unsigned short, ushort, 2)
+CUDASIM_VEC2(unsigned short, ushort, 4)
+CUDASIM_VEC3(unsigned short, ushort)
+CUDASIM_VEC4(unsigned short, ushort, 8)
+CUDASIM_VEC1(int, int, 4)
+CUDASIM_VEC1(unsigned int, uint, 4)
+CUDASIM_VEC1(float, float, 4)
+CUDASIM_VEC1(double, double, 8)
+CUDASIM_VEC1(long long, longlong, 8)
+CUDASIM_VEC3(long long, longlong)
+CUDASIM_VEC1(unsigned long long, ulonglong, 8)
+CUDASIM_VEC2(unsigned long long, ulonglong, 16)
+CUDASIM_VEC3(unsigned long long, ulonglong)
+CUDASIM_VEC4(unsigned long long, ulonglong, 16)
 CUDASIM_VEC2(int, int, 8)
 CUDASIM_VEC3(int, int)
 CUDASIM_VEC4(int, int, 16)
@@ -26,6 +56,7 @@ CUDASIM_VEC4(double, double, 16)
 CUDASIM_VEC2(long long, longlong, 16)
 CUDASIM_VEC4(long long, longlong, 16)
 
+#undef CUDASIM_VEC1
 #undef CUDASIM_VEC2
 #undef CUDASIM_VEC3
 #undef CUDASIM_VEC4

@@ -1,0 +1,3 @@
+// The CPU simulator's stand-in for CUDA's <driver_types.h>: everything is in cudasim/runtime.h.
+#pragma once
+#include "cudasim/runtime.h"

@@ -1,0 +1,125 @@
+"""`puzzle.py sim`: CUDA programs with their own main() (tests/sim/programs/), built for the
+simulator and run, with their self-checks, arguments, the build cache and the errors a user meets.
+
+Needs PUZZLES_BUILD_DIR (the command builds libcudasim there); skipped otherwise.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_cli
+
+PROGRAMS = REPO / "tests" / "sim" / "programs"
+
+
+def sim(build_dir, *args, timeout=300):
+    return run_cli("sim", *args, env={"PUZZLES_BUILD_DIR": str(build_dir)}, timeout=timeout)
+
+
+@pytest.mark.parametrize("sources", [
+    ["cg_reduce.cu"],                                      # cooperative groups
+    ["constant_symbol.cu"],                                # __constant__, cudaMemcpyToSymbol/FromSymbol
+    ["managed.cu"],                                        # cudaMallocManaged, prefetch, device attributes
+    ["lock_by_value.cu"],                                  # a by-value parameter with a destructor
+    ["multi_file/main.cu", "multi_file/host_reference.cpp"],  # a kernel in a .cuh, a host .cpp
+])
+def test_program_passes_its_self_check(build_dir, sources):
+    r = sim(build_dir, *[PROGRAMS / s for s in sources])
+    assert r.returncode == 0, r
+    assert "Test PASSED" in r.stdout, r
+
+
+def test_arguments_after_double_dash_reach_the_program(build_dir):
+    r = sim(build_dir, PROGRAMS / "cg_reduce.cu", "--", "777")
+    assert r.returncode == 0, r
+    assert "n = 777, sum = 3486, expected 3486" in r.stdout, r
+
+
+def copy_program(tmp_path):
+    dst = tmp_path / "prog"
+    shutil.copytree(str(PROGRAMS / "multi_file"), str(dst))
+    return dst
+
+
+def test_build_is_cached_by_content_including_headers(build_dir, tmp_path):
+    prog = copy_program(tmp_path)
+    args = [prog / "main.cu", prog / "host_reference.cpp", "--build-only"]
+    first = sim(build_dir, *args)
+    assert first.returncode == 0, first
+    exe = Path(first.stdout.strip())
+    assert exe.is_file() and os.access(str(exe), os.X_OK)
+    stamp = exe.stat().st_mtime_ns
+    again = sim(build_dir, *args)
+    assert again.returncode == 0 and Path(again.stdout.strip()) == exe, again
+    assert exe.stat().st_mtime_ns == stamp  # not rebuilt
+    # Editing the included .cuh is a new build (the old executable is replaced).
+    cuh = prog / "kernels.cuh"
+    cuh.write_text(cuh.read_text().replace("kernel<<<4, 128,", "kernel<<<3, 128,"))
+    edited = sim(build_dir, *args)
+    assert edited.returncode == 0, edited
+    assert Path(edited.stdout.strip()) != exe
+    assert not exe.exists()
+
+
+def test_kernel_error_in_an_included_header_is_reported_there(build_dir, tmp_path):
+    (tmp_path / "shift.cuh").write_text(
+        "__global__ void shift_left(int* a, int n) {\n"
+        "  int i = threadIdx.x;\n"
+        "  if (i + 1 < n) a[i] = a[i + 1];\n"  # line 3: reads what its neighbour writes
+        "}\n")
+    (tmp_path / "race.cu").write_text(
+        '#include <cstdio>\n#include "shift.cuh"\n'
+        "int main() {\n"
+        "  int* d; cudaMalloc(&d, 64 * sizeof(int)); cudaMemset(d, 0, 64 * sizeof(int));\n"
+        "  shift_left<<<1, 64>>>(d, 64);\n"
+        '  printf("unreachable\\n");\n'
+        "  return 0;\n}\n")
+    r = sim(build_dir, tmp_path / "race.cu")
+    assert r.returncode == 3, r
+    assert "race in kernel shift_left" in r.stderr, r
+    assert "shift.cuh:3" in r.stderr, r
+    assert "unreachable" not in r.stdout
+
+
+def test_compile_error_names_the_original_file_and_exits_2(build_dir, tmp_path):
+    (tmp_path / "broken.cuh").write_text("__global__ void k(int* a) {\n  a[0] = undeclared_name;\n}\n")
+    (tmp_path / "main.cu").write_text('#include "broken.cuh"\nint main() { return 0; }\n')
+    r = sim(build_dir, tmp_path / "main.cu")
+    assert r.returncode == 2, r
+    assert "%s:2" % (tmp_path / "broken.cuh") in r.stderr, r
+    assert "did not compile for the simulator" in r.stderr, r
+    assert "/tree/" not in r.stderr  # the translated copies are not what the user edits
+
+
+def test_grid_sync_is_refused_with_a_message(build_dir, tmp_path):
+    (tmp_path / "grid.cu").write_text(
+        "#include <cooperative_groups.h>\n"
+        "__global__ void k() { cooperative_groups::this_grid().sync(); }\n"
+        "int main() { k<<<2, 32>>>(); return 0; }\n")
+    r = sim(build_dir, tmp_path / "grid.cu")
+    assert r.returncode == 2, r
+    assert "grid-wide synchronization" in r.stderr and "Split the kernel in two launches" in r.stderr, r
+
+
+def test_usage_errors(build_dir, tmp_path):
+    r = sim(build_dir)
+    assert r.returncode == 2 and "no source file given" in r.stderr, r
+    r = sim(build_dir, tmp_path / "missing.cu")
+    assert r.returncode == 2 and "no such file" in r.stderr, r
+    r = sim(build_dir, PROGRAMS / "multi_file" / "host_reference.cpp")
+    assert r.returncode == 2 and "no .cu file given" in r.stderr, r
+    toolkit = tmp_path / "cuda" / "include"
+    toolkit.mkdir(parents=True)
+    (toolkit / "cuda_runtime_api.h").write_text("#error a toolkit header\n")
+    r = sim(build_dir, "-I", toolkit, PROGRAMS / "cg_reduce.cu")
+    assert r.returncode == 2 and "CUDA toolkit's include folder" in r.stderr, r
+
+
+def test_help_lists_the_command():
+    r = run_cli("--help")
+    assert "sim" in r.output
+    r = run_cli("sim", "--help")
+    assert r.returncode == 0 and "-- program arguments" in r.stdout
