@@ -16,8 +16,9 @@
 # and libraries that `python3 scripts/puzzle.py sim` builds with, so that both agree.
 
 cmake_minimum_required(VERSION 3.20)  # DEPFILE with Makefile generators
-set(_CUDASIM_HARNESS ${CMAKE_CURRENT_LIST_DIR}/..)
-get_filename_component(_CUDASIM_HARNESS ${_CUDASIM_HARNESS} ABSOLUTE)
+# A cache variable: the function is called from other directories, which do not see this one's.
+get_filename_component(_harness ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
+set(_CUDASIM_HARNESS ${_harness} CACHE INTERNAL "")
 
 if(NOT TARGET cudasim)
   # Outside this repository: build the simulator library from its sources.
