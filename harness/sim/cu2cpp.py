@@ -161,8 +161,8 @@ def kernel_params(code):
     return out
 
 
-def plain_kernels(code):
-    """Names of the __global__ functions defined once in the file, not as templates."""
+def kernel_facts(code):
+    """(arities, definitions, templated) of the file's __global__ functions, by name."""
     defs, arities, templ = {}, {}, set()
     for m in GLOBAL_FN.finditer(code):
         depth, j = 0, m.end() - 1
@@ -181,14 +181,37 @@ def plain_kernels(code):
         head = head[max(head.rfind(";"), head.rfind("}")) + 1:]
         if re.search(r"\btemplate\s*<", head) or re.search(r"\btemplate\s*<", code[m.start():m.end()]):
             templ.add(m.group(1))
+    return arities, defs, templ
+
+
+def merge_facts(all_facts):
+    arities, defs, templ = {}, {}, set()
+    for a, d, t in all_facts:
+        for n, v in a.items():
+            arities.setdefault(n, set()).update(v)
+        for n, v in d.items():
+            defs[n] = defs.get(n, 0) + v
+        templ |= t
+    return arities, defs, templ
+
+
+def plain_kernels(facts):
+    """Names of the __global__ functions defined once, not as templates, with no overloads."""
+    arities, defs, templ = facts
     # A declaration and a definition are one kernel; two definitions or arities are overloads.
     return {n for n, a in arities.items() if len(a) == 1 and defs.get(n, 0) <= 1 and n not in templ}
 
 
-def find_launches(src, code):
+def find_launches(src, code, program=None):
+    """program: (params, facts) of the whole program's files (translate_tree), so that a launch
+    in one file of a kernel defined in an included header is known too."""
     edits = []
     params = kernel_params(code)
-    plain = plain_kernels(code)
+    facts = kernel_facts(code)
+    if program:
+        params = dict(program[0], **params)
+        facts = merge_facts([program[1]])
+    plain = plain_kernels(facts)
     for m in re.finditer(r"<<<", code):
         start = m.start()
         if any(e.start <= start < e.end for e in edits):
@@ -379,9 +402,9 @@ def find_clock(code):
     return [Edit(m.start(1), m.end(1), "cudasim_clock") for m in re.finditer(r"(?<![\w.:>])(clock)\s*\(\s*\)", code)]
 
 
-def translate(src, path):
+def translate(src, path, program=None):
     code = mask_comments_and_strings(src)
-    edits = find_launches(src, code) + find_shared(src, code) + find_printf(code) + find_clock(code) + find_device_vars(code)
+    edits = find_launches(src, code, program) + find_shared(src, code) + find_printf(code) + find_clock(code) + find_device_vars(code)
     edits.sort(key=lambda e: e.start)
     out, pos = [], 0
     for e in edits:
@@ -425,17 +448,29 @@ def translate_tree(sources, tree, include_dirs=()):
     .cu/.cuh name) are translated; the others are copied with a #line directive. Returns
     (the translated sources, every file read)."""
     todo = [os.path.abspath(s) for s in sources]
-    seen, outputs = set(), []
+    files = {}  # path: text, in the order found
     while todo:
         path = todo.pop()
-        if path in seen:
+        if path in files:
             continue
-        seen.add(path)
         with open(path, encoding="utf-8", errors="replace") as f:
-            src = f.read()
-        if path.endswith((".cu", ".cuh")) or DEVICE_CODE.search(src):
+            files[path] = f.read()
+        todo.extend(p for p in local_includes(path, files[path], include_dirs) if p not in files)
+    # The kernels of every file, so that a launch of a kernel from an included header is a plain
+    # launch (parameters copied once, on the host) with the parameters' names.
+    device_files = {p: src for p, src in files.items() if p.endswith((".cu", ".cuh")) or DEVICE_CODE.search(src)}
+    params, facts = {}, []
+    for src in device_files.values():
+        code = mask_comments_and_strings(src)
+        for k, v in kernel_params(code).items():
+            params.setdefault(k, v)
+        facts.append(kernel_facts(code))
+    program = (params, merge_facts(facts))
+    outputs = []
+    for path, src in files.items():
+        if path in device_files:
             try:
-                text = translate(src, path)
+                text = translate(src, path, program)
             except ValueError as e:
                 raise ValueError(f"{path}: error: {e}")
         else:
@@ -443,14 +478,13 @@ def translate_tree(sources, tree, include_dirs=()):
         out = mirror_path(tree, path)
         os.makedirs(os.path.dirname(out), exist_ok=True)
         write_if_changed(out, text)
-        todo.extend(p for p in local_includes(path, src, include_dirs) if p not in seen)
     for s in sources:
         out = mirror_path(tree, s) + ".cpp"  # the name a C++ compiler (and CMake) builds as C++
         with open(mirror_path(tree, s), encoding="utf-8") as f:
             write_if_changed(out, f.read())
         os.utime(out)  # newer than its inputs, so that make/ninja consider the step done
         outputs.append(out)
-    return outputs, sorted(seen)
+    return outputs, sorted(files)
 
 
 def write_if_changed(path, text):
