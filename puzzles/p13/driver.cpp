@@ -25,6 +25,8 @@
 // The launchers in p13.cu: d_result[0] = max(d_in[0 .. n)).
 void p13_block(const float* d_in, float* d_result, int n, int tpb);
 void p13_complete(const float* d_in, float* d_result, int n, int tpb);
+// d_partials: at least ceil(n / tpb) floats; d_ticket: zero before the first call, left at zero.
+void p13_single_pass(const float* d_in, float* d_result, float* d_partials, unsigned* d_ticket, int n, int tpb);
 
 namespace {
 
@@ -83,7 +85,7 @@ int run(const harness::Case& c, Launcher launch, const char* name) {
   return harness::finish(c, cfg, in, d_result.download(), std::vector<float>{reference(in)});
 }
 
-// ---- the benchmark (`p13_gpu --bench`): both variants next to cub::DeviceReduce::Max -------
+// ---- the benchmark (`p13_gpu --bench`): every variant next to cub::DeviceReduce::Max -------
 // A maximum reads every element once: 4n bytes. One mixed-sign input per size, shared by all rows.
 
 struct BenchInput {
@@ -128,6 +130,40 @@ harness::bench::Job max_job(const harness::Case& c, Launcher launch) {
   return j;
 }
 
+// Why p13 --single-pass cannot take this case, or nullptr.
+const char* single_pass_unsupported(const harness::Case& c) {
+  if (c.n > (1LL << 30)) return "n must stay below 2^30 (int indices)";
+  if (c.tpb % 32 != 0 || c.tpb > 1024) return "warp shuffles need whole warps: tpb must be a multiple of 32, at most 1024";
+  return nullptr;
+}
+
+// The scratch space p13_single_pass keeps between calls: the ticket must be left at zero.
+struct SinglePassWork {
+  harness::DeviceArray<float> partials;
+  harness::DeviceArray<unsigned> ticket;
+  explicit SinglePassWork(long long n, int tpb) : partials(size_t(ceil_div(n, tpb))), ticket(1) {
+    harness::check(cudaMemset(ticket.get(), 0, sizeof(unsigned)), "cudaMemset of the ticket");
+  }
+};
+
+harness::bench::Job single_pass_job(const harness::Case& c) {
+  harness::bench::Job j;
+  j.bytes = 4.0 * double(c.n);
+  if (const char* why = single_pass_unsupported(c)) {
+    j.refused = why;
+    return j;
+  }
+  auto in = bench_input(c);
+  auto result = std::make_shared<harness::DeviceArray<float>>(1);
+  auto work = std::make_shared<SinglePassWork>(c.n, c.tpb);
+  const int n = int(c.n), tpb = c.tpb;
+  j.launch = [in, result, work, n, tpb] {
+    p13_single_pass(in->d_in->get(), result->get(), work->partials.get(), work->ticket.get(), n, tpb);
+  };
+  j.verify = [in, result] { return verify_max(*in, *result); };
+  return j;
+}
+
 harness::bench::Job cub_job(const harness::Case& c) {
   harness::bench::Job j;
   j.bytes = 4.0 * double(c.n);
@@ -150,9 +186,11 @@ const bool kBenchRegistered = [] {
   s.baseline_name = "cub";
   s.baseline_label = "cub::DeviceReduce::Max";
   if (harness::bench::cub_available()) s.baseline = cub_job;
+  s.targets = {{"single-pass", 1.00, 1LL << 28}};
   harness::bench::configure(s);
   harness::bench::add("block", [](const harness::Case& c) { return max_job(c, p13_block); });
   harness::bench::add("complete", [](const harness::Case& c) { return max_job(c, p13_complete); });
+  harness::bench::add("single-pass", single_pass_job);
   return true;
 }();
 
@@ -161,3 +199,32 @@ const bool kBenchRegistered = [] {
 int run_block(const harness::Case& c) { return run(c, p13_block, "p13_block"); }
 
 int run_complete(const harness::Case& c) { return run(c, p13_complete, "p13_complete"); }
+
+// The driver calls p13_single_pass twice on the same scratch space and checks the second result:
+// a ticket that is not reset to zero spoils every call after the first.
+int run_single_pass(const harness::Case& c) {
+  if (const char* why = single_pass_unsupported(c)) return refuse(c, why);
+  auto in = c.show ? show_input(c.n) : random_input(c.n, c.seed);
+  const std::vector<float> expected = {reference(in)};
+  harness::DeviceArray<float> d_in(in), d_result(1);
+  SinglePassWork work(c.n, c.tpb);
+  p13_single_pass(d_in.get(), d_result.get(), work.partials.get(), work.ticket.get(), int(c.n), c.tpb);
+  harness::check_kernels("p13_single_pass");
+  std::vector<float> got = d_result.download();
+  if (got == expected) {
+    harness::check(cudaMemset(d_result.get(), 0xCD, sizeof(float)), "cudaMemset of the result");
+    p13_single_pass(d_in.get(), d_result.get(), work.partials.get(), work.ticket.get(), int(c.n), c.tpb);
+    harness::check_kernels("p13_single_pass");
+    got = d_result.download();
+    if (got != expected)
+      std::printf("note: the driver calls p13_single_pass twice on the same input. Call 1 of 2 returned the right maximum; "
+                  "call 2 of 2, with the ticket as call 1 left it, did not (below): the last block must reset the ticket "
+                  "to zero for the next call. Before call 2 the driver fills d_result with the byte 0xCD, so "
+                  "-4.316021e+08 means call 2 never wrote its result.\n");
+  } else {
+    std::printf("note: the driver calls p13_single_pass twice on the same input; call 1 of 2, with the ticket at zero, "
+                "already returned a wrong maximum (below).\n");
+  }
+  const harness::Config cfg = {{"SIZE", c.n}, {"TPB", c.tpb}, {"launches", 1}};
+  return harness::finish(c, cfg, in, got, expected);
+}

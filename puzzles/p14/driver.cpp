@@ -11,6 +11,8 @@ void p14_simple(const int* d_in, int* d_out, int n, int tpb);
 void p14_double_buffer(const int* d_in, int* d_out, int n, int tpb);
 void p14_brent_kung(const int* d_in, int* d_out, int n, int tpb);
 void p14_complete(const int* d_in, int* d_out, int n, int tpb);
+// d_work: scratch of single_pass_work_ints(n, tpb) ints (the ticket and the tiles' status words).
+void p14_single_pass(const int* d_in, int* d_out, int* d_work, int n, int tpb);
 
 namespace {
 
@@ -44,9 +46,23 @@ int run(const harness::Case& c, Launcher launch, const char* name, Scan kind, ha
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
-// ---- the benchmark (`p14_gpu --bench`): --complete next to cub::DeviceScan::InclusiveSum ----
-// Only --complete scales past one block; the single-block variants and the O(n^2) warm-up are
-// refused at benchmark sizes. A scan must read every element and write every result: 8n bytes.
+// What p14.cu asks of the caller of p14_single_pass: room for a ticket and three ints per tile;
+// a tile holds at least tpb elements, so 3 * ceil(n / tpb) + 1 ints always suffice.
+long long single_pass_work_ints(long long n, int tpb) { return 3 * ceil_div(n, tpb) + 1; }
+
+// Why p14 --single-pass cannot take this case, or nullptr.
+const char* single_pass_unsupported(long long n, int tpb) {
+  if (n > (1LL << 30)) return "n must stay below 2^30 (int indices)";
+  if (tpb % 32 != 0 || tpb > 1024) return "the look-back and the row scans work in whole warps: tpb must be a multiple of 32, at most 1024";
+  return nullptr;
+}
+
+// Ints per thread in p14.cu's single-pass kernel (four int4 loads), for the config line only.
+constexpr long long kSinglePassPerThread = 16;
+
+// ---- the benchmark (`p14_gpu --bench`): --complete and --single-pass next to
+// cub::DeviceScan::InclusiveSum. Only they scale past one block; the single-block variants and
+// the O(n^2) warm-up are refused at benchmark sizes. A scan must read every element and write every result: 8n bytes.
 
 struct BenchInput {
   long long n = 0;
@@ -81,13 +97,29 @@ harness::bench::Job scan_job(const harness::Case& c, Launcher launch) {
   harness::bench::Job j;
   j.bytes = 8.0 * double(c.n);
   if (launch != p14_complete) {
-    j.refused = "one block, or O(n^2) work: only --complete takes benchmark sizes";
+    j.refused = "one block, or O(n^2) work: only --complete and --single-pass take benchmark sizes";
     return j;
   }
   auto in = bench_input(c);
   auto out = std::make_shared<harness::DeviceArray<int>>(size_t(c.n));
   const int n = int(c.n), tpb = c.tpb;
   j.launch = [in, out, launch, n, tpb] { launch(in->d_in->get(), out->get(), n, tpb); };
+  j.verify = [in, out] { return compare(*out, in->expected); };
+  return j;
+}
+
+harness::bench::Job single_pass_job(const harness::Case& c) {
+  harness::bench::Job j;
+  j.bytes = 8.0 * double(c.n);
+  if (const char* why = single_pass_unsupported(c.n, c.tpb)) {
+    j.refused = why;
+    return j;
+  }
+  auto in = bench_input(c);
+  auto out = std::make_shared<harness::DeviceArray<int>>(size_t(c.n));
+  auto work = std::make_shared<harness::DeviceArray<int>>(size_t(single_pass_work_ints(c.n, c.tpb)));
+  const int n = int(c.n), tpb = c.tpb;
+  j.launch = [in, out, work, n, tpb] { p14_single_pass(in->d_in->get(), out->get(), work->get(), n, tpb); };
   j.verify = [in, out] { return compare(*out, in->expected); };
   return j;
 }
@@ -114,6 +146,7 @@ const bool kBenchRegistered = [] {
   s.baseline_name = "cub";
   s.baseline_label = "cub::DeviceScan::InclusiveSum";
   if (harness::bench::cub_available()) s.baseline = cub_job;
+  s.targets = {{"single-pass", 1.00, 1LL << 28}};
   harness::bench::configure(s);
   const std::pair<const char*, Launcher> variants[] = {{"naive", p14_naive},
                                                        {"simple", p14_simple},
@@ -124,6 +157,7 @@ const bool kBenchRegistered = [] {
     const Launcher launch = v.second;
     harness::bench::add(v.first, [launch](const harness::Case& c) { return scan_job(c, launch); });
   }
+  harness::bench::add("single-pass", single_pass_job);
   return true;
 }();
 
@@ -156,4 +190,14 @@ int run_complete(const harness::Case& c) {
   for (long long m = c.n; m > 2LL * c.tpb; m = ceil_div(m, 2LL * c.tpb)) ++levels;
   return run(c, p14_complete, "p14_complete", kInclusive,
              {{"blocks", ceil_div(c.n, 2LL * c.tpb)}, {"levels", levels}});
+}
+
+int run_single_pass(const harness::Case& c) {
+  if (const char* why = single_pass_unsupported(c.n, c.tpb)) return refuse(c, why);
+  auto in = c.show ? harness::iota_ints(c.n) : harness::random_ints(c.n, c.seed, -9, 9);
+  harness::DeviceArray<int> d_in(in), d_out(c.n), d_work(single_pass_work_ints(c.n, c.tpb));
+  p14_single_pass(d_in.get(), d_out.get(), d_work.get(), int(c.n), c.tpb);
+  harness::check_kernels("p14_single_pass");
+  const harness::Config cfg = {{"SIZE", c.n}, {"TPB", c.tpb}, {"tiles", ceil_div(c.n, kSinglePassPerThread * c.tpb)}};
+  return harness::finish(c, cfg, in, d_out.download(), reference(in, kInclusive));
 }

@@ -101,3 +101,112 @@ void p13_complete(const float* d_in, float* d_result, int n, int tpb) {
   cudaFree(buffers[1]);
   // END FILL
 }
+
+// ---- single-pass: one launch at library speed -----------------------------------------------
+// --block moves each float once, but relaunches per pass, and its tree runs one element per
+// thread with a barrier per level. A one-launch maximum applies p12 --shuffle's three changes:
+// 1. Many elements per thread, read as float4 (16-byte loads), in a grid-stride loop over a
+//    grid that the GPU holds at once; four loads in flight per thread before any comparison.
+// 2. Warp shuffles: __shfl_down_sync hands each lane the value of the lane `offset` places up,
+//    so a warp reduces 32 values in 5 steps without shared memory or barriers.
+// 3. The last block finishes: each block writes its partial maximum, __threadfence(), then takes
+//    a ticket (atomicAdd). The block that draws gridDim.x - 1 knows every partial is written:
+//    it reduces them, writes the result and resets the ticket to 0 for the next call.
+// blockDim.x is a multiple of 32.
+
+// The maximum of v over the 32 lanes, in lane 0 (the other lanes get partial maxima).
+__device__ float warp_max(float v) {
+  // FILL ME IN (roughly 2 lines)
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) v = fmaxf(v, __shfl_down_sync(0xffffffffu, v, offset));
+  // END FILL
+  return v;
+}
+
+// The maximum of v over the block, in thread 0. Every thread of the block must call it (it has a
+// barrier). warp_maxes: 32 floats of shared memory.
+__device__ float block_max_of(float v, float* warp_maxes) {
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  // Each warp's lane 0 stores its warp's maximum; after a barrier warp 0 reduces those.
+  // FILL ME IN (roughly 8 lines)
+  v = warp_max(v);
+  if (lane == 0) warp_maxes[warp] = v;
+  __syncthreads();
+  v = -FLT_MAX;
+  if (warp == 0) {
+    v = lane < (int)(blockDim.x / 32) ? warp_maxes[lane] : -FLT_MAX;
+    v = warp_max(v);
+  }
+  // END FILL
+  return v;
+}
+
+// partials: one float per block; ticket: zero on entry, and left at zero for the next launch.
+__global__ void max_single_pass(const float* __restrict__ in, float* out, float* partials, unsigned* ticket, int n) {
+  __shared__ float warp_maxes[32];
+  __shared__ bool last_block;
+  const float4* in4 = reinterpret_cast<const float4*>(in);  // cudaMalloc memory is 256-byte aligned
+  const int n4 = n / 4;                                      // whole float4s; n % 4 floats are left over
+  const int stride = blockDim.x * gridDim.x;
+  const int gid = blockIdx.x * blockDim.x + threadIdx.x;
+  float m = -FLT_MAX;
+  // A grid-stride loop over in4[0..n4) that loads four float4 (from i, i + stride, i + 2 * stride,
+  // i + 3 * stride) before it compares any of them, then one float4 at a time for the rest; then
+  // the threads with gid < n % 4 take the leftover in[4 * n4 + gid].
+  // FILL ME IN (roughly 12 lines)
+  int i = gid;
+  for (; i + 3 * stride < n4; i += 4 * stride) {
+    const float4 a = in4[i], b = in4[i + stride], c = in4[i + 2 * stride], d = in4[i + 3 * stride];
+    const float ab = fmaxf(fmaxf(fmaxf(a.x, a.y), fmaxf(a.z, a.w)), fmaxf(fmaxf(b.x, b.y), fmaxf(b.z, b.w)));
+    const float cd = fmaxf(fmaxf(fmaxf(c.x, c.y), fmaxf(c.z, c.w)), fmaxf(fmaxf(d.x, d.y), fmaxf(d.z, d.w)));
+    m = fmaxf(m, fmaxf(ab, cd));
+  }
+  for (; i < n4; i += stride) {
+    const float4 a = in4[i];
+    m = fmaxf(m, fmaxf(fmaxf(a.x, a.y), fmaxf(a.z, a.w)));
+  }
+  if (gid < n - 4 * n4) m = fmaxf(m, in[4 * n4 + gid]);
+  // END FILL
+  m = block_max_of(m, warp_maxes);
+  // Thread 0 stores the block's maximum in partials[blockIdx.x], makes it visible to every block
+  // (__threadfence()), then takes a ticket: the block that gets gridDim.x - 1 is last.
+  // FILL ME IN (roughly 5 lines)
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = m;
+    __threadfence();
+    last_block = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  // END FILL
+  __syncthreads();
+  // The last block (all its threads) reduces partials[0..gridDim.x) with block_max_of; thread 0
+  // writes the result and resets the ticket to 0.
+  // FILL ME IN (roughly 10 lines)
+  if (last_block) {
+    __threadfence();  // this block's reads come after the other blocks' writes
+    float total = -FLT_MAX;
+    for (int b = threadIdx.x; b < (int)gridDim.x; b += blockDim.x) total = fmaxf(total, partials[b]);
+    total = block_max_of(total, warp_maxes);
+    if (threadIdx.x == 0) {
+      *out = total;
+      *ticket = 0;
+    }
+  }
+  // END FILL
+}
+
+// Given: one block per 4 * tpb floats, at most as many blocks as the GPU holds at once (its SMs
+// times 2048 threads each), so every thread streams through a long run of the input.
+// d_partials: at least ceil(n / tpb) floats; d_ticket: one unsigned, zero before the first call.
+void p13_single_pass(const float* d_in, float* d_result, float* d_partials, unsigned* d_ticket, int n, int tpb) {
+  static int sms = 0;
+  if (sms == 0) {
+    cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    sms = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+  }
+  const long long resident = (long long)sms * (2048 / tpb);
+  const long long wanted = ((long long)n + 4LL * tpb - 1) / (4LL * tpb);
+  const int blocks = (int)(wanted < resident ? wanted : resident);
+  max_single_pass<<<blocks, tpb>>>(d_in, d_result, d_partials, d_ticket, n);
+}

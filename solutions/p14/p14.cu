@@ -250,3 +250,229 @@ static void scan_any_size(const int* d_in, int* d_out, int n, int tpb) {
 void p14_complete(const int* d_in, int* d_out, int n, int tpb) {
   scan_any_size(d_in, d_out, n, tpb);
 }
+
+// ---- single-pass: one launch, decoupled look-back (inclusive) ------------------------------
+// --complete moves every element four times: read and write in step 1, read and write again in
+// step 3, 16 bytes per int. A scan must move only 8: read each input once, write each result
+// once. The single-pass scan (Merrill and Garland, "Single-pass Parallel Prefix Scan with
+// Decoupled Look-back", 2016; the algorithm of CUB's DeviceScan) gets there in one launch:
+//
+// 1. A block claims the next tile from a ticket counter (atomicAdd), not from blockIdx.x, so
+//    the tiles before it belong to blocks that have already started: waiting for them always
+//    ends, whatever order the GPU starts blocks in.
+// 2. It scans its tile in registers: 16 ints per thread, loaded as four 16-byte int4.
+// 3. It publishes its tile's sum (the aggregate), then looks back: one warp reads the status of
+//    the 32 tiles before it at once, adding aggregates until it meets a tile that has published
+//    its inclusive prefix (the sum of every tile up to and including it). That sum is this
+//    tile's exclusive prefix; the block publishes its own inclusive prefix for the tiles after it.
+// 4. It adds the prefix and writes its results.
+//
+// A tile publishes a value, then its flag: value store, __threadfence(), atomic flag store.
+// A reader reads the flag, __threadfence(), then the value. Without the fences another block
+// may see the flag before the value (GPU memory is not sequentially consistent).
+// blockDim.x is a multiple of 32.
+
+#define TILE_INVALID 0    // nothing published yet
+#define TILE_AGGREGATE 1  // aggregates[t]: the sum of tile t alone
+#define TILE_INCLUSIVE 2  // inclusives[t]: the sum of tiles 0..t
+
+// Ints per thread: CHUNKS int4 loads of four ints. A warp owns 32 * 4 * CHUNKS consecutive ints
+// as CHUNKS rows of 32 int4, lane l holding int4 number l of each row, so each load instruction
+// of the warp reads 512 consecutive bytes.
+constexpr int kChunks = 4;
+
+// Given: loads this lane's CHUNKS int4 of the warp's segment, which starts at int `seg`: row j
+// of lane l is in[seg + 4 * (32 * j + l) .. + 3]. Past the end of the data it loads zeros, which
+// change no sum, one int at a time (a 16-byte load there could read past the buffer).
+template <int CHUNKS>
+__device__ void load_rows(const int* __restrict__ in, int seg, int n, int4 (&v)[CHUNKS]) {
+  const int lane = threadIdx.x % 32;
+  if (seg + 128 * CHUNKS <= n) {
+    const int4* in4 = reinterpret_cast<const int4*>(in + seg);  // seg is a multiple of 4
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) v[j] = in4[32 * j + lane];
+  } else {
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) {
+      const int i = seg + 4 * (32 * j + lane);
+      v[j] = make_int4(i < n ? in[i] : 0, i + 1 < n ? in[i + 1] : 0, i + 2 < n ? in[i + 2] : 0, i + 3 < n ? in[i + 3] : 0);
+    }
+  }
+}
+
+// Given: the matching store, only the ints before n.
+template <int CHUNKS>
+__device__ void store_rows(int* __restrict__ out, int seg, int n, const int4 (&v)[CHUNKS]) {
+  const int lane = threadIdx.x % 32;
+  if (seg + 128 * CHUNKS <= n) {
+    int4* out4 = reinterpret_cast<int4*>(out + seg);
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) out4[32 * j + lane] = v[j];
+  } else {
+#pragma unroll
+    for (int j = 0; j < CHUNKS; ++j) {
+      const int i = seg + 4 * (32 * j + lane);
+      if (i < n) out[i] = v[j].x;
+      if (i + 1 < n) out[i + 1] = v[j].y;
+      if (i + 2 < n) out[i + 2] = v[j].z;
+      if (i + 3 < n) out[i + 3] = v[j].w;
+    }
+  }
+}
+
+// Inclusive scan of v over the 32 lanes of the warp: lane l gets v(0) + ... + v(l). Kogge-Stone
+// with __shfl_up_sync: no shared memory, no barrier, the _sync call is the lanes' meeting point.
+__device__ int warp_inclusive_scan(int v) {
+  const int lane = threadIdx.x % 32;
+  // FILL ME IN (roughly 5 lines)
+#pragma unroll
+  for (int offset = 1; offset < 32; offset *= 2) {
+    const int up = __shfl_up_sync(0xffffffffu, v, offset);
+    if (lane >= offset) v += up;
+  }
+  // END FILL
+  return v;
+}
+
+// The sum of v over the 32 lanes, in every lane (a butterfly of __shfl_xor_sync).
+__device__ int warp_total(int v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// One thread publishes `value` for tile t: values[t] = value, then flags[t] = flag, in that
+// order for every other block: the fence orders the two stores, the atomic makes the flag one
+// indivisible write that readers poll.
+__device__ void publish(int* flags, int* values, int t, int flag, int value) {
+  // FILL ME IN (roughly 3 lines)
+  values[t] = value;
+  __threadfence();  // the value is visible to every block before the flag is
+  atomicExch(&flags[t], flag);
+  // END FILL
+}
+
+// Called by a whole warp of the block that owns `tile` (> 0), after it published its aggregate:
+// returns, in every lane, the sum of tiles 0..tile-1. Round by round, lane l looks at tile
+// end - 1 - l (end = tile at first, then 32 less each round):
+//   - spin (every lane re-reading its flag) until no lane sees TILE_INVALID;
+//   - __threadfence(), then each lane reads its tile's value (inclusives[] or aggregates[]);
+//   - if some lane saw TILE_INCLUSIVE, the nearest such lane (the lowest lane number) ends the
+//     walk: add the values of lanes 0..that lane and return; otherwise add all 32 and go on.
+// Tiles before tile 0 (end - 1 - l < 0) count as TILE_INCLUSIVE with value 0 (tile 0 always
+// publishes its inclusive prefix, so the walk stops there at the latest). Read the flags through
+// a volatile pointer: a plain load may be hoisted out of the loop and spin forever.
+__device__ int look_back(const int* flags, const int* aggregates, const int* inclusives, int tile) {
+  const int lane = threadIdx.x % 32;
+  const volatile int* vflags = flags;
+  int prefix = 0;
+  // FILL ME IN (roughly 14 lines)
+  for (int end = tile;; end -= 32) {
+    const int t = end - 1 - lane;
+    int flag = t >= 0 ? vflags[t] : TILE_INCLUSIVE;
+    while (__any_sync(0xffffffffu, flag == TILE_INVALID))
+      if (flag == TILE_INVALID) flag = vflags[t];
+    __threadfence();  // the values below were published before the flags just read
+    const volatile int* values = flag == TILE_INCLUSIVE ? inclusives : aggregates;
+    int value = t >= 0 ? values[t] : 0;
+    const unsigned inclusive = __ballot_sync(0xffffffffu, flag == TILE_INCLUSIVE);
+    const int last = inclusive ? __ffs(inclusive) - 1 : 31;  // the last lane that counts
+    if (lane > last) value = 0;
+    prefix += warp_total(value);
+    if (inclusive) break;
+  }
+  // END FILL
+  return prefix;
+}
+
+template <int CHUNKS>
+__global__ void scan_single_pass(const int* __restrict__ in, int* __restrict__ out, int* flags, int* aggregates,
+                                 int* inclusives, unsigned* ticket, int n) {
+  __shared__ int tile_shared;      // the tile this block claimed
+  __shared__ int warp_offsets[32];  // each warp's total, then the sum of the warps before it
+  __shared__ int prefix_shared;    // the sum of all tiles before this one
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  const int warps = blockDim.x / 32;
+
+  // 1. Claim a tile: thread 0 takes a ticket, and the whole block reads it after a barrier.
+  int tile = 0;
+  // FILL ME IN (roughly 3 lines)
+  if (threadIdx.x == 0) tile_shared = (int)atomicAdd(ticket, 1u);
+  __syncthreads();
+  tile = tile_shared;
+  // END FILL
+
+  // 2. Load this warp's segment and scan it in registers: each int4 in place (x, x+y, ...),
+  //    then row by row across the warp. chunk_offset[j] is the sum of the warp's ints before
+  //    this lane's int4 of row j; warp_sum becomes the warp's whole segment.
+  const int seg = (tile * warps + warp) * 128 * CHUNKS;
+  int4 v[CHUNKS];
+  load_rows<CHUNKS>(in, seg, n, v);
+  int chunk_offset[CHUNKS];
+  int warp_sum = 0;
+  // FILL ME IN (roughly 9 lines)
+#pragma unroll
+  for (int j = 0; j < CHUNKS; ++j) {
+    v[j].y += v[j].x;
+    v[j].z += v[j].y;
+    v[j].w += v[j].z;
+    const int row = warp_inclusive_scan(v[j].w);
+    chunk_offset[j] = warp_sum + row - v[j].w;
+    warp_sum += __shfl_sync(0xffffffffu, row, 31);
+  }
+  // END FILL
+  if (lane == 0) warp_offsets[warp] = warp_sum;
+  __syncthreads();
+
+  // 3. Warp 0: scan the warp totals (each warp's offset in the tile, and the tile's aggregate),
+  //    publish, look back, publish the inclusive prefix. Tile 0 has nothing to look back at: it
+  //    publishes its inclusive prefix at once.
+  if (warp == 0) {
+    // FILL ME IN (roughly 13 lines)
+    const int total = lane < warps ? warp_offsets[lane] : 0;
+    const int incl = warp_inclusive_scan(total);
+    const int aggregate = __shfl_sync(0xffffffffu, incl, 31);
+    if (lane < warps) warp_offsets[lane] = incl - total;
+    int prefix = 0;
+    if (tile == 0) {
+      if (lane == 0) publish(flags, inclusives, 0, TILE_INCLUSIVE, aggregate);
+    } else {
+      if (lane == 0) publish(flags, aggregates, tile, TILE_AGGREGATE, aggregate);
+      prefix = look_back(flags, aggregates, inclusives, tile);
+      if (lane == 0) publish(flags, inclusives, tile, TILE_INCLUSIVE, prefix + aggregate);
+    }
+    if (lane == 0) prefix_shared = prefix;
+    // END FILL
+  }
+  __syncthreads();
+
+  // 4. Add what comes before each int4 and write the results.
+  // FILL ME IN (roughly 10 lines)
+  const int base = prefix_shared + warp_offsets[warp];
+#pragma unroll
+  for (int j = 0; j < CHUNKS; ++j) {
+    const int add = base + chunk_offset[j];
+    v[j].x += add;
+    v[j].y += add;
+    v[j].z += add;
+    v[j].w += add;
+  }
+  store_rows<CHUNKS>(out, seg, n, v);
+  // END FILL
+}
+
+// d_work: scratch of at least 3 * ceil(n / tpb) + 1 ints: the ticket, then one flag, one
+// aggregate and one inclusive prefix per tile. Every flag must start as TILE_INVALID and the
+// ticket at 0: the launcher clears them before each launch (as CUB runs a small initialisation
+// kernel): 4 bytes per tile, next to the 32 KiB that a tile of 256 threads reads and writes.
+void p14_single_pass(const int* d_in, int* d_out, int* d_work, int n, int tpb) {
+  const int tile_ints = tpb * 4 * kChunks;
+  const int tiles = (n + tile_ints - 1) / tile_ints;
+  unsigned* ticket = reinterpret_cast<unsigned*>(d_work);
+  int* flags = d_work + 1;
+  int* aggregates = flags + tiles;
+  int* inclusives = aggregates + tiles;
+  cudaMemsetAsync(d_work, 0, (1 + (size_t)tiles) * sizeof(int));
+  scan_single_pass<kChunks><<<tiles, tpb>>>(d_in, d_out, flags, aggregates, inclusives, ticket, n);
+}
