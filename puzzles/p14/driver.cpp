@@ -11,7 +11,7 @@ void p14_simple(const int* d_in, int* d_out, int n, int tpb);
 void p14_double_buffer(const int* d_in, int* d_out, int n, int tpb);
 void p14_brent_kung(const int* d_in, int* d_out, int n, int tpb);
 void p14_complete(const int* d_in, int* d_out, int n, int tpb);
-// d_work: scratch of single_pass_work_ints(n, tpb) ints (the ticket and the tiles' status words).
+// d_work: scratch of single_pass_work_ints(n, tpb) ints (the tiles' status words and the ticket).
 void p14_single_pass(const int* d_in, int* d_out, int* d_work, int n, int tpb);
 
 namespace {
@@ -46,7 +46,7 @@ int run(const harness::Case& c, Launcher launch, const char* name, Scan kind, ha
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
-// What p14.cu asks of the caller of p14_single_pass: room for a ticket and three ints per tile;
+// What p14.cu asks of the caller of p14_single_pass: a status word (two ints) per tile and a ticket;
 // a tile holds at least tpb elements, so 3 * ceil(n / tpb) + 1 ints always suffice.
 long long single_pass_work_ints(long long n, int tpb) { return 3 * ceil_div(n, tpb) + 1; }
 

@@ -267,14 +267,24 @@ void p14_complete(const int* d_in, int* d_out, int n, int tpb) {
 //    tile's exclusive prefix; the block publishes its own inclusive prefix for the tiles after it.
 // 4. It adds the prefix and writes its results.
 //
-// A tile publishes a value, then its flag: value store, __threadfence(), atomic flag store.
-// A reader reads the flag, __threadfence(), then the value. Without the fences another block
-// may see the flag before the value (GPU memory is not sequentially consistent).
+// A tile's status is one 64-bit word: the flag in the high half, the value in the low half,
+// written with one atomic store and read with one load. A reader that sees the flag sees the
+// value with it. Kept apart (a flag array and a value array), the two would need fences: value
+// store, __threadfence(), flag store in the writer; flag load, __threadfence(), value load in
+// the reader, or another block may see the flag before the value (GPU memory is not
+// sequentially consistent). One word needs neither, and each look-back round is one load.
 // blockDim.x is a multiple of 32.
 
-#define TILE_INVALID 0    // nothing published yet
-#define TILE_AGGREGATE 1  // aggregates[t]: the sum of tile t alone
-#define TILE_INCLUSIVE 2  // inclusives[t]: the sum of tiles 0..t
+#define TILE_INVALID 0u    // nothing published yet
+#define TILE_AGGREGATE 1u  // the value is the sum of tile t alone
+#define TILE_INCLUSIVE 2u  // the value is the sum of tiles 0..t
+
+// The status word of a flag and a value, and its two halves.
+__device__ unsigned long long status_word(unsigned flag, int value) {
+  return ((unsigned long long)flag << 32) | (unsigned)value;
+}
+__device__ unsigned status_flag(unsigned long long word) { return (unsigned)(word >> 32); }
+__device__ int status_value(unsigned long long word) { return (int)(unsigned)word; }
 
 // Ints per thread: CHUNKS int4 loads of four ints. A warp owns 32 * 4 * CHUNKS consecutive ints
 // as CHUNKS rows of 32 int4, lane l holding int4 number l of each row, so each load instruction
@@ -341,40 +351,35 @@ __device__ int warp_total(int v) {
   return v;
 }
 
-// One thread publishes `value` for tile t: values[t] = value, then flags[t] = flag, in that
-// order for every other block: the fence orders the two stores, the atomic makes the flag one
-// indivisible write that readers poll.
-__device__ void publish(int* flags, int* values, int t, int flag, int value) {
-  // FILL ME IN (roughly 3 lines)
-  values[t] = value;
-  __threadfence();  // the value is visible to every block before the flag is
-  atomicExch(&flags[t], flag);
+// One thread publishes tile t's flag and value together: one atomic store of the status word
+// (atomicExch on unsigned long long), which no reader can see half written.
+__device__ void publish(unsigned long long* status, int t, unsigned flag, int value) {
+  // FILL ME IN (roughly 1 line)
+  atomicExch(&status[t], status_word(flag, value));
   // END FILL
 }
 
 // Called by a whole warp of the block that owns `tile` (> 0), after it published its aggregate:
 // returns, in every lane, the sum of tiles 0..tile-1. Round by round, lane l looks at tile
 // end - 1 - l (end = tile at first, then 32 less each round):
-//   - spin (every lane re-reading its flag) until no lane sees TILE_INVALID;
-//   - __threadfence(), then each lane reads its tile's value (inclusives[] or aggregates[]);
+//   - spin (every lane re-reading its status word) until no lane sees TILE_INVALID;
 //   - if some lane saw TILE_INCLUSIVE, the nearest such lane (the lowest lane number) ends the
 //     walk: add the values of lanes 0..that lane and return; otherwise add all 32 and go on.
 // Tiles before tile 0 (end - 1 - l < 0) count as TILE_INCLUSIVE with value 0 (tile 0 always
-// publishes its inclusive prefix, so the walk stops there at the latest). Read the flags through
+// publishes its inclusive prefix, so the walk stops there at the latest). Read the words through
 // a volatile pointer: a plain load may be hoisted out of the loop and spin forever.
-__device__ int look_back(const int* flags, const int* aggregates, const int* inclusives, int tile) {
+__device__ int look_back(const unsigned long long* status, int tile) {
   const int lane = threadIdx.x % 32;
-  const volatile int* vflags = flags;
+  const volatile unsigned long long* vstatus = status;
   int prefix = 0;
-  // FILL ME IN (roughly 14 lines)
+  // FILL ME IN (roughly 13 lines)
   for (int end = tile;; end -= 32) {
     const int t = end - 1 - lane;
-    int flag = t >= 0 ? vflags[t] : TILE_INCLUSIVE;
-    while (__any_sync(0xffffffffu, flag == TILE_INVALID))
-      if (flag == TILE_INVALID) flag = vflags[t];
-    __threadfence();  // the values below were published before the flags just read
-    const volatile int* values = flag == TILE_INCLUSIVE ? inclusives : aggregates;
-    int value = t >= 0 ? values[t] : 0;
+    unsigned long long word = t >= 0 ? vstatus[t] : status_word(TILE_INCLUSIVE, 0);
+    while (__any_sync(0xffffffffu, status_flag(word) == TILE_INVALID))
+      if (status_flag(word) == TILE_INVALID) word = vstatus[t];
+    const unsigned flag = status_flag(word);
+    int value = status_value(word);
     const unsigned inclusive = __ballot_sync(0xffffffffu, flag == TILE_INCLUSIVE);
     const int last = inclusive ? __ffs(inclusive) - 1 : 31;  // the last lane that counts
     if (lane > last) value = 0;
@@ -386,8 +391,8 @@ __device__ int look_back(const int* flags, const int* aggregates, const int* inc
 }
 
 template <int CHUNKS>
-__global__ void scan_single_pass(const int* __restrict__ in, int* __restrict__ out, int* flags, int* aggregates,
-                                 int* inclusives, unsigned* ticket, int n) {
+__global__ void scan_single_pass(const int* __restrict__ in, int* __restrict__ out, unsigned long long* status,
+                                 unsigned* ticket, int n) {
   __shared__ int tile_shared;      // the tile this block claimed
   __shared__ int warp_offsets[32];  // each warp's total, then the sum of the warps before it
   __shared__ int prefix_shared;    // the sum of all tiles before this one
@@ -436,11 +441,11 @@ __global__ void scan_single_pass(const int* __restrict__ in, int* __restrict__ o
     if (lane < warps) warp_offsets[lane] = incl - total;
     int prefix = 0;
     if (tile == 0) {
-      if (lane == 0) publish(flags, inclusives, 0, TILE_INCLUSIVE, aggregate);
+      if (lane == 0) publish(status, 0, TILE_INCLUSIVE, aggregate);
     } else {
-      if (lane == 0) publish(flags, aggregates, tile, TILE_AGGREGATE, aggregate);
-      prefix = look_back(flags, aggregates, inclusives, tile);
-      if (lane == 0) publish(flags, inclusives, tile, TILE_INCLUSIVE, prefix + aggregate);
+      if (lane == 0) publish(status, tile, TILE_AGGREGATE, aggregate);
+      prefix = look_back(status, tile);
+      if (lane == 0) publish(status, tile, TILE_INCLUSIVE, prefix + aggregate);
     }
     if (lane == 0) prefix_shared = prefix;
     // END FILL
@@ -462,17 +467,15 @@ __global__ void scan_single_pass(const int* __restrict__ in, int* __restrict__ o
   // END FILL
 }
 
-// d_work: scratch of at least 3 * ceil(n / tpb) + 1 ints: the ticket, then one flag, one
-// aggregate and one inclusive prefix per tile. Every flag must start as TILE_INVALID and the
-// ticket at 0: the launcher clears them before each launch (as CUB runs a small initialisation
-// kernel): 4 bytes per tile, next to the 32 KiB that a tile of 256 threads reads and writes.
+// d_work: scratch of at least 3 * ceil(n / tpb) + 1 ints: one 8-byte status word per tile, then
+// the ticket. Every word must start as TILE_INVALID and the ticket at 0: the launcher clears
+// them before each launch (as CUB runs a small initialisation kernel): 8 bytes per tile, next to
+// the 32 KiB that a tile of 256 threads reads and writes.
 void p14_single_pass(const int* d_in, int* d_out, int* d_work, int n, int tpb) {
   const int tile_ints = tpb * 4 * kChunks;
   const int tiles = (n + tile_ints - 1) / tile_ints;
-  unsigned* ticket = reinterpret_cast<unsigned*>(d_work);
-  int* flags = d_work + 1;
-  int* aggregates = flags + tiles;
-  int* inclusives = aggregates + tiles;
-  cudaMemsetAsync(d_work, 0, (1 + (size_t)tiles) * sizeof(int));
-  scan_single_pass<kChunks><<<tiles, tpb>>>(d_in, d_out, flags, aggregates, inclusives, ticket, n);
+  unsigned long long* status = reinterpret_cast<unsigned long long*>(d_work);  // cudaMalloc: 8-byte aligned
+  unsigned* ticket = reinterpret_cast<unsigned*>(status + tiles);
+  cudaMemsetAsync(d_work, 0, (size_t)tiles * sizeof(unsigned long long) + sizeof(unsigned));
+  scan_single_pass<kChunks><<<tiles, tpb>>>(d_in, d_out, status, ticket, n);
 }
