@@ -8,6 +8,21 @@
 
 include(${CMAKE_CURRENT_LIST_DIR}/Checker.cmake)  # pNN_checker, for `grade`
 
+# Device code must not call host functions: the CPU binaries are linked with --wrap for each
+# function harness/sim/src/host_calls.cpp wraps, read from its HOST_CALL lines (the list lives
+# there only), so that exit() or fopen() in a kernel stops it with nvcc's message.
+set(_host_calls_cpp ${CMAKE_CURRENT_LIST_DIR}/../sim/src/host_calls.cpp)
+set_property(DIRECTORY ${CMAKE_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_host_calls_cpp})
+file(STRINGS ${_host_calls_cpp} _host_call_lines REGEX "^HOST_CALL(_REAL)?\\(")
+set(PUZZLE_HOST_CALL_WRAPS "")
+foreach(_line IN LISTS _host_call_lines)
+  string(REGEX REPLACE "^HOST_CALL(_REAL)?\\([^,]+, *([A-Za-z0-9_]+),.*$" "\\2" _name "${_line}")
+  list(APPEND PUZZLE_HOST_CALL_WRAPS "LINKER:--wrap=${_name}")
+endforeach()
+if(NOT PUZZLE_HOST_CALL_WRAPS)
+  message(FATAL_ERROR "${_host_calls_cpp}: no HOST_CALL lines found")
+endif()
+
 # Reads the variant names of puzzle.json and writes the driver's dispatch table.
 function(_puzzle_variant_table puzzle out_var)
   set(json_path ${CMAKE_SOURCE_DIR}/puzzles/${puzzle}/puzzle.json)
@@ -56,6 +71,7 @@ function(add_puzzle_binary target puzzle source backend)
     add_executable(${target} ${translated} ${driver} ${table})
     set_source_files_properties(${translated} PROPERTIES COMPILE_OPTIONS "-include;cudasim/runtime.h;${CUDASIM_INSTRUMENT_FLAGS}")
     target_link_libraries(${target} PRIVATE puzzle_harness_cpu)
+    target_link_options(${target} PRIVATE ${PUZZLE_HOST_CALL_WRAPS})
   else()
     add_executable(${target} ${source} ${driver} ${table})
     set_source_files_properties(${source} PROPERTIES LANGUAGE CUDA)

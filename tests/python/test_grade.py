@@ -469,6 +469,26 @@ def test_device_code_calling_host_functions_is_a_build_error(tmp_path, grade_wor
     assert report["builds"][0]["device_compile"] == "skipped" and report["nvcc"] is None
 
 
+def test_device_code_calling_host_functions_is_refused_without_nvcc(tmp_path, grade_work, fresh_manifest):
+    """Without nvcc, the simulator refuses a host call from a kernel when it happens, with nvcc's
+    words: exit(0) and fopen in a kernel are errors that say why; printf in a kernel still works."""
+    needs_toolchain()
+    tree = make_submission("device-host-call-runs", tmp_path / "device-host-call-runs")
+    r, report, _ = grade(tree, "p14", "--naive", "--simple", "--double-buffer", "--nvcc", "off",
+                         "--manifest", fresh_manifest, work=grade_work)
+    assert r.returncode == 1, r
+    assert verdicts(report) == {"naive": "pass", "simple": "error", "double-buffer": "error"}
+    assert reasons(report)["simple"] == "device code calls the host function exit"
+    assert reasons(report)["double-buffer"] == "device code calls the host function fopen"
+    diagnostics = {v["variant"]: v["diagnostic"] for v in report["variants"]}
+    assert re.search(r'host function called from device code at puzzles/p14/p14\.cu:\d+: kernel scan_then_exit '
+                     r'\(launched at [^)]*\), block 0, thread 0: calling a __host__ function\("exit"\) from a '
+                     r'__global__ function\("scan_then_exit"\) is not allowed', diagnostics["simple"]), diagnostics["simple"]
+    assert 'calling a __host__ function("fopen") from a __global__ function("scan_reading_a_file")' in \
+        diagnostics["double-buffer"]
+    assert "on a GPU this is a build error" in diagnostics["simple"]
+
+
 def test_verdict_does_not_depend_on_the_worker_count(tmp_path, grade_work, fresh_manifest):
     """`*out += in[i]` instead of atomicAdd: the same verdict and the same failing case with 1, 2
     and 16 simulator workers (CUDASIM_WORKERS), so a one-core runner grades as a 16-core one."""

@@ -76,6 +76,7 @@ static void symbolize(const std::vector<uint32_t>& pcs) {
   cmd += " 2>/dev/null";
   // `@` makes addr2line print "??:0" between addresses: a separator that keeps inlined chains apart.
   std::string outp;
+  OwnCalls own;  // the simulator's popen, also from a simulated thread (host_calls.cpp)
   if (FILE* f = popen(cmd.c_str(), "r")) {
     char line[2048];
     while (fgets(line, sizeof line, f)) outp += line;

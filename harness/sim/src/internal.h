@@ -219,6 +219,18 @@ void install_crash_handlers();
 void watchdog_start();
 [[noreturn]] void thread_fault_ext(Worker& w, Thread& t, const char* kind, const std::string& msg);
 std::string describe_current_thread();  // "kernel K, block b, thread t" or ""
+std::string code_line(void* pc);  // "file:line" of a code address (the innermost inlined frame), or ""
+
+// Host functions called from device code are refused (host_calls.cpp). The simulator's own code
+// that calls them while a simulated thread runs (addr2line through popen, _exit after a report)
+// holds an OwnCalls for the duration.
+extern __thread int tl_own_calls;
+struct OwnCalls {
+  OwnCalls() { ++tl_own_calls; }
+  ~OwnCalls() { --tl_own_calls; }
+  OwnCalls(const OwnCalls&) = delete;
+  OwnCalls& operator=(const OwnCalls&) = delete;
+};
 extern std::atomic<int> g_schedule_index;  // schedule of the launch in flight (printf muting)
 
 }  // namespace detail

@@ -68,7 +68,12 @@ std::string ranges(const std::vector<unsigned>& ids) {
 
 std::string kernel_str(const LaunchSite& s) { return strf("kernel %s (launched at %s)", s.kernel, where(s.file, s.line).c_str()); }
 
+__thread int tl_own_calls = 0;
+
 void fatal(int code, const char* kind, const std::string& message) {
+  // The process ends here, maybe on a simulated thread (a crash, the watchdog): the hook's and
+  // _exit's host calls are the simulator's own (host_calls.cpp).
+  OwnCalls own;
   std::fflush(stdout);
   std::fprintf(stderr, "cudasim: error: %s\n", message.c_str());
   std::fflush(stderr);
@@ -99,6 +104,7 @@ std::string describe_current_thread() {
 
 // file:line of a code address, through addr2line when it is installed.
 static std::string source_of(void* pc) {
+  OwnCalls own;  // popen, also from a simulated thread
   Dl_info info;
   if (!pc || !dladdr(pc, &info) || !info.dli_fname) return "";
   uintptr_t off = reinterpret_cast<uintptr_t>(pc) - reinterpret_cast<uintptr_t>(info.dli_fbase);
@@ -117,7 +123,21 @@ static std::string source_of(void* pc) {
     return getcwd(b, sizeof b) ? std::string(b) + "/" : std::string();
   }();
   for (size_t p; !cwd.empty() && (p = out.find(cwd)) != std::string::npos;) out.erase(p, cwd.size());
+  // addr2line's " (discriminator N)" tells a learner nothing about the line it follows.
+  for (size_t p; (p = out.find(" (discriminator ")) != std::string::npos;) {
+    size_t e = out.find(')', p);
+    out.erase(p, e == std::string::npos ? std::string::npos : e + 1 - p);
+  }
   return out;
+}
+
+std::string code_line(void* pc) {
+  // source_of gives "function at file:line", then "(inlined by) ..." lines for the callers.
+  std::string s = source_of(pc);
+  s = s.substr(0, s.find('\n'));
+  size_t at = s.rfind(" at ");
+  if (at != std::string::npos) s = s.substr(at + 4);
+  return s.empty() || s[0] == '?' ? "" : s;
 }
 
 static bool stack_guard_hit(uintptr_t addr) {
@@ -159,15 +179,20 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
   uintptr_t addr = reinterpret_cast<uintptr_t>(si->si_addr);
   std::string thread = describe_current_thread();
   std::string what;
+  static const char* const kIndexAdvice =
+      "Check the index against the buffer's size: every thread past the end of the data must skip its loads and stores.";
+  const char* advice = nullptr;  // for a crash in a kernel
   bool overflow = false;
   if (sig == SIGFPE) {
     what = "arithmetic error (integer division by zero?)";
   } else if (Worker* w = dynamic_shared_guard_hit(addr)) {
     what = strf("out-of-bounds access to shared memory: byte %zu of dynamic shared memory, but the launch asked for %zu bytes "
                 "(the third <<<>>> argument)", size_t(addr - reinterpret_cast<uintptr_t>(w->dyn_start)), w->dyn_bytes);
+    advice = kIndexAdvice;
   } else if (const SharedArray* a = static_shared_guard_hit(addr)) {
     what = strf("out-of-bounds access to shared memory: byte %zu of __shared__ %s, which has %zu bytes (declared at %s)",
                 size_t(addr - reinterpret_cast<uintptr_t>(a->p)), a->name, a->bytes, where(a->file, a->line).c_str());
+    advice = kIndexAdvice;
   } else if ((overflow = stack_guard_hit(addr))) {
     what = "stack overflow: the thread's local variables exceed the simulator's stack (set CUDASIM_STACK_KB to raise it)";
   } else {
@@ -176,15 +201,25 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
     if (host_deref)
       what = "host code dereferenced device memory (" + alloc_str(*host_deref) +
              "). A device pointer is only valid inside kernels: copy the data to a host array with cudaMemcpy first";
-    else if (!d.empty()) what = "invalid access to " + d;
-    else if (addr < 4096) what = "null pointer dereference";
-    else what = strf("invalid access to address %p, which is not in any device buffer", si->si_addr);
+    else if (!d.empty()) {
+      what = "invalid access to " + d;
+      advice = d.find("use after free") != std::string::npos
+                   ? "The buffer was released before this launch: call cudaFree only after the last kernel that uses it."
+                   : kIndexAdvice;
+    } else if (addr < 4096) {
+      what = "null pointer dereference";
+      advice = "A pointer the kernel used is null: check the arguments of the launch (every pointer must come from "
+               "cudaMalloc, and be allocated before the launch) and any pointer the kernel computes or loads.";
+    } else {
+      what = strf("invalid access to address %p, which is not in any device buffer", si->si_addr);
+      advice = "A kernel can only use device memory: pass pointers from cudaMalloc, not host arrays (copy the data over "
+               "with cudaMemcpy), and check pointers the kernel computes or loads (an uninitialized one holds garbage).";
+    }
   }
   std::string src = source_of(pc);
   std::string msg = (thread.empty() ? std::string("crash in host code: ") : "crash in " + thread + ": ") + what + ".";
   if (!src.empty()) msg += "\n  at " + src;
-  if (!thread.empty() && sig != SIGFPE && !overflow)
-    msg += "\n  Check the index against the buffer's size: every thread past the end of the data must skip its loads and stores.";
+  if (!thread.empty() && advice) msg += std::string("\n  ") + advice;
   fatal(4, "error", msg);
 }
 
