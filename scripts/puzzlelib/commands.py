@@ -67,6 +67,7 @@ HINTS = {
     "race: result depends on thread order":
         "Threads read and write the same location without a barrier between them; the answer "
         "changed when they ran in a different order.",
+    "race: reported by the simulator": "Read the simulator's report above: it names the kernel and what raced.",
     "kernel error": "Read the diagnostic above (barrier divergence, out-of-bounds access, deadlock, ...).",
     "timed out": "It ran longer than {timeout:g} s: look for a loop that never ends or a barrier some "
                  "threads never reach (PUZZLES_TIMEOUT sets the limit in seconds).",
@@ -133,6 +134,10 @@ def _puzzle_list(puzzles) -> str:
 def _hint_for(outcome: Outcome) -> str:
     if outcome.reason == "wrong answer" and not any(l.lstrip().startswith("out:") for l in outcome.lines):
         return HINTS["wrong answer (no arrays)"]  # never point at lines that are not there
+    if outcome.reason.startswith("race: unsynchronized accesses"):
+        return ("Two threads accessed the same memory, at least one of them writing, with no barrier (or other "
+                "synchronization) between them: the report above names both lines. The answer may have come out "
+                "right this time; on a GPU it would not always.")
     if outcome.reason in HINTS:
         return HINTS[outcome.reason].format(timeout=run_timeout())
     if outcome.reason.startswith("crashed"):

@@ -35,6 +35,8 @@ class Outcome:
         self.timed_out = timed_out
         self.seconds = seconds
         self.kind, self.reason = classify(returncode, result, timed_out)
+        if self.kind == RACE:
+            self.reason = race_reason(lines)
 
     @property
     def detail(self) -> str:
@@ -86,6 +88,27 @@ def classify(returncode: Optional[int], result: Optional[dict], timed_out: bool)
     if returncode > 128 and returncode - 128 < 65:
         return ERROR, "crashed (%s)" % signal_name(returncode - 128)
     return ERROR, "crashed (exit code %d)" % returncode
+
+
+# The simulator finds a race in two ways, and its report says which (harness/sim/src/check.cpp,
+# launch.cpp): the memory checker saw two accesses with nothing ordering them ("race in K: 3
+# hazards on shared memory."), or the output differed between thread schedules.
+RACE_CHECKER_RE = re.compile(r"cudasim: error: race in .*: \d+ hazards? on (shared|device) memory")
+RACE_ORDER_RE = re.compile(r"cudasim: error: race in .*: the result depends on the order")
+RACE_CHECKER = "race: unsynchronized accesses to %s memory"
+RACE_ORDER = "race: result depends on thread order"
+RACE_OTHER = "race: reported by the simulator"
+
+
+def race_reason(lines: List[str]) -> str:
+    """The reason of a race verdict, from the simulator's report in the output."""
+    for line in lines:
+        m = RACE_CHECKER_RE.search(line)
+        if m:
+            return RACE_CHECKER % m.group(1)
+        if RACE_ORDER_RE.search(line):
+            return RACE_ORDER
+    return RACE_OTHER
 
 
 def parse_result_line(line: str):

@@ -20,7 +20,8 @@ import time
 from typing import Dict, List, Optional, Tuple
 
 from . import build as bld
-from .driver import ERROR, FAIL, PASS, RACE, USAGE, Outcome, parse_result_line, relevant_lines, signal_name
+from .driver import (ERROR, FAIL, PASS, RACE, USAGE, Outcome, parse_result_line, race_reason, relevant_lines,
+                     signal_name)
 
 MAX_KEPT_LINES = 4000
 MAX_LINE_BYTES = 1 << 16
@@ -222,7 +223,7 @@ def classify_checked(outcome: Outcome) -> Outcome:
     elif verdict == FAIL:
         outcome.kind, outcome.reason = FAIL, "wrong answer"
     elif verdict == RACE:
-        outcome.kind, outcome.reason = RACE, "race: result depends on thread order"
+        outcome.kind, outcome.reason = RACE, race_reason(outcome.lines)
     elif verdict == NOT_ON_DEVICE:
         outcome.kind, outcome.reason = NOT_ON_DEVICE, reason or "not computed on the device"
     else:

@@ -167,7 +167,8 @@ if mode == "fail":
     print("mismatch at index 3: got 7, expected 6")
     rc, verdict = 1, "fail"
 elif mode == "race":
-    print("race: out[2] differs between schedules forward and reverse", file=sys.stderr)
+    print("cudasim: error: race in kernel k (launched at p99.cu:3): the result depends on the order in which "
+          "threads run", file=sys.stderr)
     rc, verdict = 3, "race"
 elif mode == "error":
     print("kernel error: barrier divergence: thread 3 of block 0 skipped __syncthreads()",

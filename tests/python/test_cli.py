@@ -21,7 +21,8 @@ from conftest import REPO, read_log, run_cli
 import puzzle  # scripts/puzzle.py (conftest puts scripts/ on sys.path)
 from puzzlelib import build as bld
 from puzzlelib.common import UsageError
-from puzzlelib.driver import classify, parse_result_line, relevant_lines, tidy_line
+from puzzlelib import commands
+from puzzlelib.driver import Outcome, classify, parse_result_line, relevant_lines, tidy_line
 from puzzlelib.grade import case_seed
 from puzzlelib.puzzles import discover, find_puzzle, load_puzzle
 
@@ -260,6 +261,22 @@ def test_list_no_status(cli, fixture_root):
 ])
 def test_classify(returncode, result, timed_out, kind, reason):
     assert classify(returncode, result, timed_out) == (kind, reason)
+
+
+@pytest.mark.parametrize("line, reason, hint", [
+    ("cudasim: error: race in kernel k (launched at a.cu:3): 8 hazards on shared memory.",
+     "race: unsynchronized accesses to shared memory", "the report above names both lines"),
+    ("cudasim: error: race in kernel k (launched at a.cu:3): 1 hazard on device memory.",
+     "race: unsynchronized accesses to device memory", "the report above names both lines"),
+    ("cudasim: error: race in kernel k (launched at a.cu:3): the result depends on the order in which threads run",
+     "race: result depends on thread order", "the answer changed when they ran in a different order"),
+    ("something else", "race: reported by the simulator", "Read the simulator's report above"),
+])
+def test_race_reason_follows_the_simulator_report(line, reason, hint):
+    """A race the memory checker found is not described as an answer that changed between orders."""
+    outcome = Outcome(["x"], 3, ["case: n=7", line], {"verdict": "race"}, False, 0.1)
+    assert (outcome.kind, outcome.reason) == ("race", reason)
+    assert hint in commands._hint_for(outcome)
 
 
 def test_parse_result_line():

@@ -335,7 +335,7 @@ def test_race(tmp_path, grade_work, fresh_manifest):
     r, report, junit = grade(tree, "p14", "--simple", "--seed", "9", "--manifest", fresh_manifest, work=grade_work)
     assert r.returncode == 1, r
     assert verdicts(report) == {"simple": "race"}
-    assert reasons(report) == {"simple": "result depends on thread order"}
+    assert reasons(report) == {"simple": "unsynchronized accesses to shared memory"}  # the memory checker found it
     assert report["variants"][0]["failing_case"]["n"] > 1  # one element cannot race
     assert "race in kernel scan_in_place" in report["variants"][0]["diagnostic"]
     assert junit_cases(junit)["p14 --simple"].find("failure").get("type") == "race"
@@ -876,7 +876,13 @@ def test_error_reasons_other_kinds():
                                           {"verdict": "error"})) == "kernel launch failed"
     assert grade_run.explain(fake_outcome(4, ["no diagnostic"], {"verdict": "error"})) == "kernel error"
     assert grade_run.explain(fake_outcome(1, [], {"verdict": "fail"})) == "wrong answer"
-    assert grade_run.explain(fake_outcome(3, [], {"verdict": "race"})) == "result depends on thread order"
+    assert grade_run.explain(fake_outcome(3, [], {"verdict": "race"})) == "reported by the simulator"
+    assert grade_run.explain(fake_outcome(3, ["cudasim: error: race in kernel k (launched at a.cu:3): 2 hazards on "
+                                              "shared memory."], {"verdict": "race"})) == \
+        "unsynchronized accesses to shared memory"
+    assert grade_run.explain(fake_outcome(3, ["cudasim: error: race in kernel k (launched at a.cu:3): the result "
+                                              "depends on the order in which threads run"], {"verdict": "race"})) == \
+        "result depends on thread order"
 
 
 FAKE_CHECKER = """\
@@ -902,7 +908,7 @@ sys.exit({rc})
     ([("pass", None), ("error", "the program sent more outputs than the driver compares")], 4, 0, "error",
      "the program sent more outputs than the driver compares"),
     ([("fail", "wrong answer"), ("pass", None)], 1, 0, "fail", "wrong answer"),  # an added pass line changes nothing
-    ([("race", None)], 3, 0, "race", "race: result depends on thread order"),
+    ([("race", None)], 3, 0, "race", "race: reported by the simulator"),  # no simulator report in the output
     ([("error", None)], 4, 0, "error", "kernel error"),
     ([("error", "crashed (SIGABRT)")], 134, 0, "error", "crashed (SIGABRT)"),
     ([("pass", None)], 1, 0, "error", "the grader's checker reported 'pass' with exit code 1"),
