@@ -56,25 +56,33 @@ def show_value(name, key):
 
 # ---- the declaration ------------------------------------------------------------------------
 
-def test_declaration_has_title_summary_and_the_two_variants():
+TREE = ["block", "complete"]  # the shared-memory tree variants; single-pass works in whole warps
+
+
+def test_declaration_has_title_summary_and_the_three_variants():
     assert SPEC["title"].strip() and SPEC["summary"].strip()
-    assert VARIANTS == ["block", "complete"]
+    assert VARIANTS == ["block", "complete", "single-pass"]
     for name, v in SPEC["variants"].items():
         assert v["summary"].strip(), name
-        assert v["show"] == {"n": 10, "tpb": 4}, name  # three blocks, the last one half empty
         assert v["max_n"] is None, name
         assert 256 in v["tpb"] and 1024 in v["tpb"], name
+    for name in TREE:
+        v = SPEC["variants"][name]
+        assert v["show"] == {"n": 10, "tpb": 4}, name  # three blocks, the last one half empty
         assert "power-of-two" in v["summary"], name
+    sp = SPEC["variants"]["single-pass"]
+    assert "multiple of 32" in sp["summary"] and all(t % 32 == 0 for t in sp["tpb"])
+    assert sp["show"] == {"n": 300, "tpb": 32}  # three blocks of 4 * 32 floats
 
 
 def test_block_sizes_are_powers_of_two():
-    for name, v in SPEC["variants"].items():
+    for name, v in ((k, SPEC["variants"][k]) for k in TREE):
         for tpb in v["tpb"]:
             assert tpb >= 2 and tpb & (tpb - 1) == 0, (name, tpb)
 
 
 def test_large_sizes_are_big_enough_and_not_multiples_of_the_block():
-    for name, v in SPEC["variants"].items():
+    for name, v in ((k, SPEC["variants"][k]) for k in TREE):
         large, tpb = v["large_n"], max(v["tpb"])
         assert 2 ** 20 <= large["cpu"] < 2 ** 21, name  # keeps `check p13` fast on the simulator
         assert large["gpu"] >= 2 ** 24, name
@@ -83,7 +91,7 @@ def test_large_sizes_are_big_enough_and_not_multiples_of_the_block():
 
 
 def test_extra_cases_need_many_passes():
-    for name, v in SPEC["variants"].items():
+    for name, v in ((k, SPEC["variants"][k]) for k in TREE):
         extra = [tuple(c) for c in v["extra_cases"]]
         assert extra, name
         assert max(passes(n, tpb) for n, tpb in extra) >= 5, name
@@ -102,7 +110,9 @@ def test_expected_files_cover_exactly_the_variants():
 
 
 def test_show_values_are_checkable_by_eye():
-    for name in VARIANTS:
+    assert show_value("single-pass", "out") == "[-0.5]"
+    assert show_value("single-pass", "config") == "SIZE = 300, TPB = 32, launches = 1"
+    for name in TREE:
         values = [float(x) for x in show_value(name, "input").strip("[]").split(",")]
         assert len(values) == 10 and all(x < 0 for x in values), name  # a 0 identity shows up here
         assert values.index(max(values)) == 6, name  # the peak sits in block 1, not block 0
@@ -166,7 +176,7 @@ def test_complete_reuses_the_block_kernel_and_the_loop_is_the_learners():
     # --block's relaunch is given in the skeleton, as a recursion (not the loop --complete asks for).
     given = function_body(skel, "static void max_recursive(")
     assert "max_recursive(partials, out, blocks, tpb)" in given
-    assert skel.count("__global__") == 1  # one kernel, shared by both variants
+    assert skel.count("__global__") == 2  # block_max, shared by --block and --complete, and max_single_pass
 
 
 # ---- the solution ---------------------------------------------------------------------------
@@ -192,7 +202,7 @@ def test_solution_passes_edge_sizes_and_every_distribution(variant):
     assert not failures, "\n".join(failures[:3])
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", TREE)
 def test_solution_many_passes_and_large_n(variant):
     sol = binary("p13_solution_cpu")
     v = SPEC["variants"][variant]
@@ -237,7 +247,8 @@ def test_skeleton_output_names_the_float_fill():
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_skeleton_fails_cleanly(variant):
     skel = binary("p13_cpu")
-    for args in (show_args(variant), ["--variant", variant, "--n", 37, "--tpb", 8, "--seed", 5]):
+    tpb = 8 if variant in TREE else 32
+    for args in (show_args(variant), ["--variant", variant, "--n", 37, "--tpb", tpb, "--seed", 5]):
         rc, out = run(skel, *args)
         assert rc == 1, "expected a clean wrong answer (exit 1), got %d:\n%s" % (rc, out)
         assert "mismatch" in out
@@ -252,7 +263,17 @@ PLANTED = sorted((REPO / "tests" / "planted" / "p13").glob("*.plant"))
 def test_planted_bugs_cover_the_required_cases():
     names = {p.stem for p in PLANTED}
     assert {"block_identity_zero", "complete_stops_one_pass_early", "block_no_load_guard",
-            "block_tree_no_barrier", "complete_in_place"} <= names
+            "block_tree_no_barrier", "complete_in_place", "single_pass_no_threadfence",
+            "single_pass_identity_zero", "single_pass_ticket_not_reset"} <= names
+
+
+def test_single_pass_large_n_and_many_blocks():
+    sol = binary("p13_solution_cpu")
+    v = SPEC["variants"]["single-pass"]
+    for n, tpb in [tuple(c) for c in v["extra_cases"]] + [(v["large_n"]["cpu"], max(v["tpb"]))]:
+        for seed in (9, 10, 11):
+            rc, out = run(sol, "--variant", "single-pass", "--n", n, "--tpb", tpb, "--seed", seed)
+            assert rc == 0 and result(out)["verdict"] == "pass", out
 
 
 

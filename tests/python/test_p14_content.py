@@ -51,9 +51,9 @@ def show_args(variant):
 
 # ---- the declaration ------------------------------------------------------------------------
 
-def test_declaration_has_title_summary_and_the_five_variants():
+def test_declaration_has_title_summary_and_the_six_variants():
     assert SPEC["title"].strip() and SPEC["summary"].strip()
-    assert VARIANTS == ["naive", "simple", "double-buffer", "brent-kung", "complete"]
+    assert VARIANTS == ["naive", "simple", "double-buffer", "brent-kung", "complete", "single-pass"]
     for name, v in SPEC["variants"].items():
         assert v["summary"].strip(), name
         assert {"n", "tpb"} <= set(v["show"]), name
@@ -89,6 +89,33 @@ def test_show_values_follow_the_lessons():
     assert values("double-buffer", "out") == "[0, 0, 1, 3, 6, 10, 15, 21]"  # exclusive
     assert values("brent-kung", "out") == "[0, 0, 1, 3, 6, 10, 15, 21]"
     assert "blocks = 3" in values("complete", "config") and "levels = 2" in values("complete", "config")
+    assert values("single-pass", "config") == "SIZE = 1200, TPB = 32, tiles = 3"  # the last tile partial
+
+
+def test_single_pass_tile_size_agrees_with_the_solution():
+    # driver.cpp prints `tiles` from its own copy of the ints per thread; p14.cu's kChunks decides.
+    sol = (REPO / "solutions" / "p14" / "p14.cu").read_text(encoding="utf-8")
+    chunks = int(re.search(r"constexpr int kChunks = (\d+);", sol).group(1))
+    driver = (PUZZLE / "driver.cpp").read_text(encoding="utf-8")
+    assert "constexpr long long kSinglePassPerThread = %d;" % (4 * chunks) in driver
+    for tpb in SPEC["variants"]["single-pass"]["tpb"]:
+        assert tpb % 32 == 0, tpb
+
+
+def test_single_pass_solution_many_tiles_and_large_n():
+    sol = binary("p14_solution_cpu")
+    v = SPEC["variants"]["single-pass"]
+    for n, tpb in [tuple(c) for c in v["extra_cases"]] + [(v["large_n"]["cpu"], max(v["tpb"]))]:
+        for seed in (9, 10):
+            rc, out = run(sol, "--variant", "single-pass", "--n", n, "--tpb", tpb, "--seed", seed)
+            assert rc == 0 and result(out)["verdict"] == "pass", out
+            assert "tiles = %d" % -(-n // (16 * tpb)) in out, out
+
+
+def test_single_pass_refuses_partial_warps():
+    rc, out = run(binary("p14_solution_cpu"), "--variant", "single-pass", "--n", 100, "--tpb", 48, "--seed", 1)
+    assert rc == 2, out
+    assert "multiple of 32" in out
 
 
 @pytest.mark.parametrize("readme", ["README.md", "README.ko.md"])
@@ -201,4 +228,6 @@ PLANTED = sorted((REPO / "tests" / "planted" / "p14").glob("*.plant"))
 def test_planted_bugs_cover_the_required_cases():
     names = {p.stem for p in PLANTED}
     assert {"simple_no_read_write_split", "brent_kung_downsweep_no_barrier", "complete_prev_block_only",
-            "simple_no_store_guard", "simple_barrier_in_if", "simple_hardcoded_show"} <= names
+            "simple_no_store_guard", "simple_barrier_in_if", "simple_hardcoded_show",
+            "single_pass_flag_and_value_apart", "single_pass_tile_from_block_index",
+            "single_pass_row_offset_forgets_rows", "single_pass_look_back_past_inclusive"} <= names
