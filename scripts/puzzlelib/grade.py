@@ -83,7 +83,10 @@ what and where:
   --manifest FILE      without --pristine: the checksum manifest the tree's protected files
                        must match (default: grading/protected.sha256); a mismatch is refused
   --points FILE        points per variant (default: grading/points.json)
-  --seed S             the hidden inputs' seed (default: ${seed_env}, else a fresh one)
+  --seed S             the hidden inputs' seed (default: ${seed_env}, else a fresh one). On a
+                       learner's own tree, `check pNN --VARIANT --seed S --backend cpu` runs
+                       the same cases in the same order (without grade's limits); a failing
+                       variant prints that command
 
 reports:
   --json FILE          machine-readable report (schema: docs/grading-schema.json)
@@ -590,6 +593,8 @@ class Grader:
         self.say("%s %s: %s (%s) at case %d of %d: n=%d tpb=%d seed=%d  0/%s points" % (
             mark(False), variant.label, verdict, reason, i + 1, len(cases), n, tpb, seed, gr.fmt_points(pts)))
         self.say("    replay: " + replay)
+        # `check --seed S` derives each case from the grade seed as grade does (case_seed).
+        self.say("    check:  %s check %s %s --seed %d --backend cpu" % (PROG, variant.puzzle, variant.flag, s.seed))
         for line in diagnostic.splitlines():
             self.say("    | " + line)
         return self.row(variant.puzzle, variant.name, variant.flag, verdict, reason, ran, len(cases), seconds,

@@ -338,6 +338,8 @@ def test_race(tmp_path, grade_work, fresh_manifest):
     assert reasons(report) == {"simple": "unsynchronized accesses to shared memory"}  # the memory checker found it
     assert report["variants"][0]["failing_case"]["n"] > 1  # one element cannot race
     assert "race in kernel scan_in_place" in report["variants"][0]["diagnostic"]
+    # The failing case replays in the learner's own tree with check, which runs grade's cases.
+    assert "    check:  python3 scripts/puzzle.py check p14 --simple --seed 9 --backend cpu" in r.stdout
     assert junit_cases(junit)["p14 --simple"].find("failure").get("type") == "race"
 
 
@@ -1019,6 +1021,13 @@ def test_schema_validator_rejects_bad_reports():
     with pytest.raises(gr.SchemaError):
         gr.validate(1, {"oneOf": []})  # unsupported keywords are refused, not ignored
     gr.validate(None, {"anyOf": [{"type": "null"}, {"type": "integer"}]})
+
+
+def test_grade_help_says_check_replays_its_cases(cli, fixture_root):
+    r = cli("grade", "--help", root=fixture_root)
+    assert r.returncode == 0, r
+    text = " ".join(r.stdout.split())
+    assert "`check pNN --VARIANT --seed S --backend cpu` runs the same cases in the same order" in text
 
 
 def test_grade_usage_errors(cli, fixture_root):
