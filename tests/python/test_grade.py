@@ -220,6 +220,9 @@ def test_crashing_kernel(tmp_path, grade_work, fresh_manifest):
     assert reasons(report) == {"naive": "crashed (SIGABRT)", "simple": "crash: null pointer dereference"}
     simple = next(v for v in report["variants"] if v["variant"] == "simple")
     assert "null pointer dereference" in simple["diagnostic"]
+    # Advice about null pointers, not about indices; no addr2line discriminators.
+    assert "A pointer the kernel used is null" in simple["diagnostic"]
+    assert "Check the index" not in simple["diagnostic"] and "discriminator" not in simple["diagnostic"]
     assert "puzzles/p14/p14.cu:" in simple["diagnostic"] and str(grade_work) not in simple["diagnostic"]
     assert junit.get("errors") == "2"
     assert junit_cases(junit)["p14 --naive"].find("error").get("type") == "error"
