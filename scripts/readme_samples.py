@@ -68,7 +68,8 @@ class Sample:
 
 
 def readmes() -> List[Path]:
-    return [ROOT / "README.md"] + sorted(ROOT.glob("puzzles/*/README*.md"))
+    return ([ROOT / "README.md", ROOT / "harness" / "sim" / "README.md"] + sorted(ROOT.glob("puzzles/*/README*.md"))
+            + sorted(ROOT.glob("docs/*.md")))
 
 
 def parse(path: Path) -> List[Sample]:

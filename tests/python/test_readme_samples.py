@@ -22,7 +22,10 @@ PROGRAM_LINES = re.compile(r"^\s*(\$ python3 scripts/puzzle\.py |\u274c |\u2705 
 
 
 def test_there_are_samples_in_every_readme():
-    assert {s.path for s in SAMPLES} == set(rs.readmes())
+    # docs/*.md are scanned too, but only READMEs must show output.
+    readmes = {p for p in rs.readmes() if p.name.startswith("README")}
+    assert readmes <= {s.path for s in SAMPLES}
+    assert (REPO / "harness" / "sim" / "README.md") in readmes
 
 
 def test_every_program_output_block_is_a_checked_sample():

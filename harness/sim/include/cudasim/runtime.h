@@ -424,7 +424,8 @@ namespace detail {
 // schedule of a launch starts from the values they had before it, as device memory does.
 void register_symbol(void* p, size_t bytes, const char* name, const char* file, int line);
 struct SymbolReg {
-  SymbolReg(const void* p, size_t bytes, const char* name, const char* file, int line) {
+  // const volatile: a `__device__ int* volatile g` is a device variable like any other.
+  SymbolReg(const volatile void* p, size_t bytes, const char* name, const char* file, int line) {
     register_symbol(const_cast<void*>(p), bytes, name, file, line);
   }
 };
