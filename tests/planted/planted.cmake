@@ -32,3 +32,17 @@ foreach(_rel IN LISTS _planted)
     message(WARNING "tests/planted/${_rel}: there is no puzzle '${_puzzle}' with a solution; skipped")
   endif()
 endforeach()
+
+# The test suite grades the planted files too (tests/python/test_planted.py): `grade` runs each
+# case through the puzzle's checker, which is not part of `all` otherwise.
+if(PUZZLES_TESTS)
+  set(_planted_checkers)
+  foreach(_rel IN LISTS _planted)
+    get_filename_component(_puzzle ${_rel} DIRECTORY)
+    if(TARGET ${_puzzle}_checker)
+      list(APPEND _planted_checkers ${_puzzle}_checker)
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES _planted_checkers)
+  add_custom_target(planted_checkers ALL DEPENDS ${_planted_checkers})
+endif()

@@ -103,3 +103,37 @@ def test_check_rejects_planted_bug(path):
     assert re.search(h["match"], output), "expected /%s/ in the output:\n%s" % (h["match"], output)
     for extra in h["also"]:
         assert re.search(extra, output), "expected /%s/ in the output:\n%s" % (extra, output)
+
+
+# The plants that must be caught with one worker thread (`env: CUDASIM_WORKERS=1`) are the mistakes
+# a one-core grading runner used to let through: `grade` must reject them too, with the same
+# verdict as `check`, through its own path (the checker process, the case seeds, the limits).
+ONE_WORKER = [p for p in PLANTED if header(p)["env"].get("CUDASIM_WORKERS") == "1"]
+
+
+@pytest.mark.parametrize("path", ONE_WORKER, ids=lambda p: "%s/%s" % (p.parent.name, p.stem))
+def test_grade_rejects_planted_bug_on_one_worker(path):
+    from puzzlelib import grade, grade_report
+    from puzzlelib.puzzles import load_puzzle
+
+    build = build_dir()
+    if build is None:
+        pytest.skip("PUZZLES_BUILD_DIR is not set (run through `python3 scripts/puzzle.py test`)")
+    h = header(path)
+    puzzle, flag = h["planted"].split()
+    binary = build / "bin" / ("planted_%s_%s_cpu" % (puzzle, path.stem))
+    checker = build / "bin" / grade.checker_target(puzzle)
+    for needed in (binary, checker):
+        if not needed.exists():
+            pytest.skip("%s was not built" % needed)
+    settings = grade.Settings(seed=1, time_limit=60.0, memory=None, workers=1, build_timeout=60.0,
+                              points=grade_report.Points(), only=None)
+    grader = grade.Grader(ROOT, source=None, settings=settings, quiet=True)
+    variant = load_puzzle(ROOT / "puzzles" / puzzle).variant_by_flag(flag)
+    row = grader.run_variant(variant, binary, checker, ROOT)
+    assert row["verdict"] == h["expect"], "grade gave %r (%s), check gives %r:\n%s" % (
+        row["verdict"], row["reason"], h["expect"], row["diagnostic"])
+    assert row["points"] == 0 and row["failing_case"] is not None
+    # The report names the cause: the diagnostic carries the simulator's own lines.
+    assert re.search(h["match"], row["diagnostic"] or ""), "expected /%s/ in grade's diagnostic:\n%s" % (
+        h["match"], row["diagnostic"])
