@@ -21,6 +21,7 @@
 #include <mutex>
 
 #include "internal.h"
+#include "trace.h"
 
 namespace cudasim {
 namespace detail {
@@ -113,6 +114,7 @@ static void symbolize(const std::vector<uint32_t>& pcs) {
     g_sites[todo[i]] = best;
   }
 }
+void symbolize_sites(const std::vector<uint32_t>& pcs) { symbolize(pcs); }
 std::string site_of(uint32_t pc) {
   if (!pc) return "?";
   symbolize({pc});
@@ -292,6 +294,7 @@ static const char* space_word(Space s) { return s == Space::Device ? "device mem
 void check_launch_begin(Grid& g, const void* const* ptrs, const char* const* names, int n) {
   Checker& c = g_chk;
   c.active = g.checking;
+  trace_launch_begin(g);
   if (!c.active) return;
   c.grid = &g;
   c.first_run = c.next_run;
@@ -328,6 +331,7 @@ void check_block_begin(Worker& w, unsigned n) {
   w.epoch_file = nullptr;
   w.epoch_line = 0;
   w.bar_sites.clear();
+  trace_block_begin(w);
 }
 
 static void close_findings(uint32_t run, const char* file, int line) {
@@ -343,6 +347,7 @@ static void close_findings(uint32_t run, const char* file, int line) {
 void check_block_end(Worker& w) {
   if (!w.checking) return;
   close_findings(w.run, nullptr, 0);
+  trace_block_end(w);
 }
 
 std::string check_barrier_release(Worker& w, unsigned n, const char* file, int line) {
@@ -350,6 +355,7 @@ std::string check_barrier_release(Worker& w, unsigned n, const char* file, int l
     w.blk_seen = std::max(w.blk_seen, w.blk_seen_pending);
     w.blk_acq = std::max(w.blk_acq, w.blk_acq_pending);
     close_findings(w.run, file, line);
+    trace_barrier(w, file, line);
   }
   w.epoch_file = file;
   w.epoch_line = line;
@@ -507,6 +513,15 @@ static std::string where_str(const Where& x) {
   return strf("%s[%lld]", x.array.c_str(), x.index);
 }
 
+void name_address(Worker& w, int space, uintptr_t a, std::string* array, long long* index, size_t* elem, const char** type) {
+  Where x = describe(w, Space(space), a);
+  *array = x.array;
+  *index = x.index;
+  *elem = x.elem;
+  const Alloc* al = space == int(Space::Device) ? find_alloc_any(reinterpret_cast<void*>(a)) : nullptr;
+  *type = al ? al->type : nullptr;
+}
+
 // ---- the checks -----------------------------------------------------------------------------
 
 namespace {
@@ -551,6 +566,7 @@ static bool line_of_rmw(uint32_t pa, uint32_t pb) {
 __attribute__((noinline, cold)) static void record_hazard(const Ctx& c, const Stamp& a, const char* kind) {
   Checker& k = g_chk;
   ++k.total_hazards;
+  trace_hazard(*c.w, kind, a.thread, a.pc, c.s.thread, c.s.pc, int(c.space), c.addr, a.run != c.s.run);
   bool cross = a.run != c.s.run;
   std::string key = strf("%s|%u|%u|%d", kind, a.pc, c.s.pc, int(c.space));
   for (Finding& f : k.hazards)
@@ -588,6 +604,7 @@ __attribute__((noinline, cold)) static void record_hazard(const Ctx& c, const St
 __attribute__((noinline, cold)) static void record_uninit(const Ctx& c) {
   Checker& k = g_chk;
   ++k.total_uninit;
+  trace_uninit(*c.w, c.s.thread, c.s.pc, int(c.space), c.addr);
   std::string key = strf("%u|%d", c.s.pc, int(c.space));
   for (Finding& f : k.uninit)
     if (f.key == key) {
@@ -801,6 +818,7 @@ static void on_access(uintptr_t a, size_t size, bool write, bool read, bool atom
     k.seen = ch.rel_seq;
     w->blk_seen_pending = std::max(w->blk_seen_pending, k.seen);
   }
+  if (__builtin_expect(g_trace_on, 0)) trace_access(*w, t, int(c.space), a, size, write, read, atomic, c.s.pc);
   uintptr_t hi = a + size;
   for (uintptr_t ca = base + ((a - base) & ~uintptr_t(3)); ca < hi; ca += 4) {
     uint32_t m = byte_mask(ca, a, hi);
@@ -869,6 +887,7 @@ std::string check_launch_end(Grid& g, int* code, std::string* kind) {
   Checker& k = g_chk;
   if (!k.active) return "";
   k.active = false;
+  trace_launch_end(g);
   if (k.hazards.empty() && k.uninit.empty()) return "";
   std::vector<uint32_t> pcs;
   for (auto* list : {&k.hazards, &k.uninit})

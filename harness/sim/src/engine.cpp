@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "internal.h"
+#include "trace.h"
 
 namespace cudasim {
 namespace detail {
@@ -38,6 +39,7 @@ static inline void bump(std::atomic<uint64_t>& c, uint64_t by = 1) {
 void Grid::fail(int code, const char* kind, const std::string& msg) {
   std::lock_guard<std::mutex> lock(err_mu);
   if (err.code == 0) {
+    trace_error(*this, kind, msg);
     err.code = code;
     err.kind = kind;
     err.message = msg;
@@ -234,6 +236,7 @@ static void complete_group(Worker& w, unsigned warp_index, WarpGroup& g) {
         w.woke = true;
       }
     }
+    trace_warp(w, warp_index, g);
     return;
   }
   unsigned ballot = 0;
@@ -299,6 +302,7 @@ static void complete_group(Worker& w, unsigned warp_index, WarpGroup& g) {
       w.woke = true;
     }
   }
+  trace_warp(w, warp_index, g);
 }
 
 static bool group_complete(const Warp& wp, const WarpGroup& g) {
@@ -422,6 +426,7 @@ uint64_t cbar_arrive(CBarState* b, long update, bool drop, const char* file, int
   check_cbar_arrive(w, t, b);  // what the thread does from here on belongs to the next phase
   if (drop) --b->expected;
   b->pending -= (int32_t)update;
+  trace_cbar(w, t, b, token, b->pending == 0, file, line);
   if (b->pending == 0) {
     // The phase completes: wake the threads that wait for it.
     ++b->phase;

@@ -1,0 +1,277 @@
+// The trace (trace.h): the events of one block, written as JSON lines for scripts/puzzlelib/trace.py.
+//
+// Events, one object a line, with "e" naming the kind:
+//   launch  kernel, site, grid, block, shmem, traced (whether the traced block exists in this grid)
+//   block   b (linear index), threads
+//   acc     t (thread), k ("r", "w" or "rw"), atomic, sp (0 static shared, 1 dynamic shared, 2 device),
+//           arr, i (element index), el (element bytes), ty (element type or ""), n (bytes), pc,
+//           v (bytes read, hex, little-endian), nv (bytes written, hex: read back once the store is done)
+//   bar     site: a __syncthreads() released, the interval ends
+//   warp    op, warp, mask, lanes (those that met), width, bytes, site, param/val/res (per lane, null if absent)
+//   cbar    t, arr (the barrier's variable), phase, done (this arrival completed the phase), site, init
+//   hazard  kind, ta, pca, tb, pcb (the earlier and the current access), sp, arr, i, cross
+//   uninit  t, pc, sp, arr, i
+//   end     arrays: the block's shared arrays (name, elem, count, site, dyn)
+//   error   kind, msg: the launch failed (divergence, deadlock, out of bounds, ...)
+//   sites   pcs: {"pc": "file:line"} for every code address above
+//   truncated  the block made more events than a trace can show; the rest were dropped
+//
+// The value a thread wrote is read back from memory at the next event (every store completes
+// before the simulator's next hook runs: fibers of a block run one at a time, on one worker).
+#include "trace.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "internal.h"
+
+namespace cudasim {
+namespace detail {
+
+bool g_trace_on = false;
+
+namespace {
+constexpr size_t kMaxEvents = 200000;
+
+struct Ev {
+  std::string text;
+  uintptr_t addr = 0;  // an access whose written bytes are read back at the next event
+  size_t size = 0;
+  bool open = false;
+};
+
+struct Tracer {
+  FILE* f = nullptr;
+  long block = 0;
+  bool launch = false;      // the current launch is traced (its checked run)
+  Worker* w = nullptr;      // the worker running the traced block, while it runs
+  std::vector<Ev> evs;
+  long pending = -1;        // index in evs of the access whose written value is not read yet
+  bool truncated = false;
+  std::set<uint32_t> pcs;
+};
+Tracer g_tr;
+
+struct Init {
+  Init() {
+    const char* path = std::getenv("CUDASIM_TRACE");
+    if (!path || !*path) return;
+    if (const char* b = std::getenv("CUDASIM_TRACE_BLOCK")) g_tr.block = std::atol(b);
+    g_tr.f = std::fopen(path, "w");
+    if (!g_tr.f) {
+      std::fprintf(stderr, "cudasim: cannot write the trace to %s (CUDASIM_TRACE)\n", path);
+      return;
+    }
+    g_trace_on = true;
+  }
+} g_init;
+
+std::string json_str(const char* s) {
+  std::string o = "\"";
+  for (; s && *s; ++s) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') o += '\\', o += char(c);
+    else if (c == '\n') o += "\\n";
+    else if (c < 0x20) o += strf("\\u%04x", c);
+    else o += char(c);
+  }
+  return o + "\"";
+}
+std::string json_str(const std::string& s) { return json_str(s.c_str()); }
+
+std::string hex_bytes(uintptr_t a, size_t n) {
+  static const char* d = "0123456789abcdef";
+  std::string o;
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(a);
+  for (size_t i = 0; i < std::min<size_t>(n, 64); ++i) o += d[p[i] >> 4], o += d[p[i] & 15];
+  return o;
+}
+
+// The previous access's store has completed: read what it wrote.
+void settle() {
+  if (g_tr.pending < 0) return;
+  Ev& e = g_tr.evs[size_t(g_tr.pending)];
+  e.text += ",\"nv\":\"" + hex_bytes(e.addr, e.size) + "\"}";
+  e.open = false;
+  g_tr.pending = -1;
+}
+
+bool tracing(const Worker& w) { return g_trace_on && g_tr.w == &w; }
+
+void add(std::string text) {
+  settle();
+  if (g_tr.evs.size() >= kMaxEvents) {
+    g_tr.truncated = true;
+    return;
+  }
+  g_tr.evs.push_back(Ev{std::move(text)});
+}
+
+void write_line(const std::string& s) {
+  OwnCalls own;  // may run on a simulated thread (an error inside the block)
+  std::fputs(s.c_str(), g_tr.f);
+  std::fputc('\n', g_tr.f);
+}
+
+void flush_block() {
+  settle();
+  for (const Ev& e : g_tr.evs) write_line(e.text);
+  g_tr.evs.clear();
+  if (g_tr.truncated) write_line("{\"e\":\"truncated\"}");
+  g_tr.truncated = false;
+  OwnCalls own;
+  std::fflush(g_tr.f);
+}
+
+std::string site(const char* file, int line) { return json_str(file ? where(file, line) : std::string("?")); }
+
+std::string named(Worker& w, int space, uintptr_t a) {
+  std::string arr;
+  long long index = 0;
+  size_t elem = 1;
+  const char* type = nullptr;
+  name_address(w, space, a, &arr, &index, &elem, &type);
+  return strf("\"sp\":%d,\"arr\":%s,\"i\":%lld,\"el\":%zu,\"ty\":%s", space, json_str(arr).c_str(), index, elem,
+              json_str(type ? type : "").c_str());
+}
+}  // namespace
+
+void trace_launch_begin(const Grid& g) {
+  if (!g_trace_on) return;
+  g_tr.launch = g.checking;
+  if (!g.checking) return;
+  g_tr.pcs.clear();
+  unsigned long long blocks = (unsigned long long)g.grid.x * g.grid.y * g.grid.z;
+  write_line(strf("{\"e\":\"launch\",\"kernel\":%s,\"site\":%s,\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shmem\":%zu,"
+                  "\"traced\":%s}",
+                  json_str(g.site.kernel).c_str(), site(g.site.file, g.site.line).c_str(), g.grid.x, g.grid.y, g.grid.z,
+                  g.block.x, g.block.y, g.block.z, g.shmem, g_tr.block >= 0 && (unsigned long long)g_tr.block < blocks ? "true" : "false"));
+}
+
+void trace_launch_end(const Grid& g) {
+  if (!g_trace_on || !g_tr.launch || !g.checking) return;
+  if (g_tr.w) flush_block();  // the block stopped early (an error)
+  g_tr.w = nullptr;
+  g_tr.launch = false;
+  std::vector<uint32_t> pcs(g_tr.pcs.begin(), g_tr.pcs.end());
+  symbolize_sites(pcs);
+  std::string m;
+  for (uint32_t pc : pcs) m += strf("%s\"%u\":%s", m.empty() ? "" : ",", pc, json_str(site_of(pc)).c_str());
+  write_line("{\"e\":\"sites\",\"pcs\":{" + m + "}}");
+  OwnCalls own;
+  std::fflush(g_tr.f);
+}
+
+void trace_block_begin(Worker& w) {
+  if (!g_trace_on || !g_tr.launch || (long)w.block_linear != g_tr.block) return;
+  g_tr.w = &w;
+  g_tr.evs.clear();
+  g_tr.pending = -1;
+  g_tr.truncated = false;
+  const dim3 b = w.block.bdim;
+  add(strf("{\"e\":\"block\",\"b\":%u,\"threads\":%u}", w.block_linear, b.x * b.y * b.z));
+}
+
+void trace_block_end(Worker& w) {
+  if (!tracing(w)) return;
+  settle();
+  std::string arrays;
+  for (auto it = w.shared_arrays.rbegin(); it != w.shared_arrays.rend(); ++it) {  // in declaration order
+    const SharedArray& s = *it;
+    size_t elem = s.elem ? s.elem : 1;
+    arrays += strf("%s{\"name\":%s,\"elem\":%zu,\"count\":%zu,\"site\":%s,\"dyn\":false}", arrays.empty() ? "" : ",",
+                   json_str(s.name).c_str(), elem, s.bytes / elem, site(s.file, s.line).c_str());
+  }
+  if (w.dyn_name && w.dyn_bytes) {
+    size_t elem = w.dyn_elem ? w.dyn_elem : 1;
+    arrays += strf("%s{\"name\":%s,\"elem\":%zu,\"count\":%zu,\"site\":\"\",\"dyn\":true}", arrays.empty() ? "" : ",",
+                   json_str(w.dyn_name).c_str(), elem, w.dyn_bytes / elem);
+  }
+  add("{\"e\":\"end\",\"arrays\":[" + arrays + "]}");
+  flush_block();
+  g_tr.w = nullptr;
+}
+
+void trace_barrier(Worker& w, const char* file, int line) {
+  if (!tracing(w)) return;
+  add("{\"e\":\"bar\",\"site\":" + site(file, line) + "}");
+}
+
+void trace_access(Worker& w, const Thread& t, int space, uintptr_t a, size_t size, bool write, bool read, bool atomic,
+                  uint32_t pc) {
+  if (!tracing(w)) return;
+  g_tr.pcs.insert(pc);
+  std::string s = strf("{\"e\":\"acc\",\"t\":%u,\"k\":\"%s\",\"atomic\":%s,%s,\"n\":%zu,\"pc\":%u", t.linear,
+                       read && write ? "rw" : write ? "w" : "r", atomic ? "true" : "false", named(w, space, a).c_str(), size, pc);
+  if (read) s += ",\"v\":\"" + hex_bytes(a, size) + "\"";
+  if (!write) s += "}";
+  add(std::move(s));
+  if (write && !g_tr.truncated) {
+    Ev& e = g_tr.evs.back();
+    e.addr = a;
+    e.size = size;
+    e.open = true;
+    g_tr.pending = long(g_tr.evs.size() - 1);
+  }
+}
+
+void trace_hazard(Worker& w, const char* kind, unsigned ta, uint32_t pca, unsigned tb, uint32_t pcb, int space, uintptr_t a,
+                  bool cross) {
+  if (!tracing(w)) return;
+  g_tr.pcs.insert(pca);
+  g_tr.pcs.insert(pcb);
+  add(strf("{\"e\":\"hazard\",\"kind\":%s,\"ta\":%u,\"pca\":%u,\"tb\":%u,\"pcb\":%u,\"cross\":%s,%s}", json_str(kind).c_str(), ta,
+           pca, tb, pcb, cross ? "true" : "false", named(w, space, a).c_str()));
+}
+
+void trace_uninit(Worker& w, unsigned thread, uint32_t pc, int space, uintptr_t a) {
+  if (!tracing(w)) return;
+  g_tr.pcs.insert(pc);
+  add(strf("{\"e\":\"uninit\",\"t\":%u,\"pc\":%u,%s}", thread, pc, named(w, space, a).c_str()));
+}
+
+static const char* warp_op_name(WarpOp op) {
+  static const char* names[] = {"__syncwarp",      "__shfl_sync",  "__shfl_up_sync", "__shfl_down_sync",
+                                "__shfl_xor_sync", "__ballot_sync", "__any_sync",     "__all_sync",
+                                "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync", "__activemask"};
+  return names[int(op)];
+}
+
+void trace_warp(Worker& w, unsigned warp_index, const WarpGroup& g) {
+  if (!tracing(w)) return;
+  std::string param, val, res;
+  for (unsigned l = 0; l < 32; ++l) {
+    bool in = g.arrived & (1u << l);
+    const Thread& t = w.threads[warp_index * 32 + l];
+    const char* sep = l ? "," : "";
+    param += in ? strf("%s%d", sep, g.param[l]) : strf("%snull", sep);
+    val += in ? strf("%s%llu", sep, (unsigned long long)g.value[l]) : strf("%snull", sep);
+    res += in ? strf("%s%llu", sep, (unsigned long long)t.warp_result) : strf("%snull", sep);
+  }
+  add(strf("{\"e\":\"warp\",\"op\":\"%s\",\"warp\":%u,\"mask\":%u,\"lanes\":%u,\"width\":%d,\"bytes\":%d,\"site\":%s,"
+           "\"param\":[%s],\"val\":[%s],\"res\":[%s]}",
+           warp_op_name(g.op), warp_index, g.mask, g.arrived, g.width, g.value_bytes, site(g.file, g.line).c_str(),
+           param.c_str(), val.c_str(), res.c_str()));
+}
+
+void trace_cbar(Worker& w, const Thread& t, const CBarState* b, uint64_t phase, bool completes, const char* file, int line) {
+  if (!tracing(w)) return;
+  add(strf("{\"e\":\"cbar\",\"t\":%u,\"phase\":%llu,\"done\":%s,\"site\":%s,\"init\":%s,%s}", t.linear, (unsigned long long)phase,
+           completes ? "true" : "false", site(file, line).c_str(), site(b->init_file, b->init_line).c_str(),
+           named(w, 0, reinterpret_cast<uintptr_t>(b)).c_str()));
+}
+
+void trace_error(const Grid& g, const char* kind, const std::string& message) {
+  if (!g_trace_on || !g_tr.launch || !g.checking) return;
+  if (g_tr.w) {
+    add("{\"e\":\"error\",\"kind\":" + json_str(kind) + ",\"msg\":" + json_str(message) + "}");
+    flush_block();
+  } else {
+    write_line("{\"e\":\"error\",\"kind\":" + json_str(kind) + ",\"msg\":" + json_str(message) + "}");
+  }
+}
+
+}  // namespace detail
+}  // namespace cudasim
