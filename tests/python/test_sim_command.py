@@ -6,6 +6,7 @@ Needs PUZZLES_BUILD_DIR (the command builds libcudasim there); skipped otherwise
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,17 +20,33 @@ def sim(build_dir, *args, timeout=300):
     return run_cli("sim", *args, env={"PUZZLES_BUILD_DIR": str(build_dir)}, timeout=timeout)
 
 
-@pytest.mark.parametrize("sources", [
+PROGRAM_SOURCES = [
     ["cg_reduce.cu"],                                      # cooperative groups
     ["constant_symbol.cu"],                                # __constant__, cudaMemcpyToSymbol/FromSymbol
     ["managed.cu"],                                        # cudaMallocManaged, prefetch, device attributes
     ["lock_by_value.cu"],                                  # a by-value parameter with a destructor
     ["multi_file/main.cu", "multi_file/host_reference.cpp"],  # a kernel in a .cuh, a host .cpp
-])
+]
+
+
+@pytest.mark.parametrize("sources", PROGRAM_SOURCES, ids=lambda s: s[0])
 def test_program_passes_its_self_check(build_dir, sources):
     r = sim(build_dir, *[PROGRAMS / s for s in sources])
     assert r.returncode == 0, r
     assert "Test PASSED" in r.stdout, r
+
+
+@pytest.mark.parametrize("sources", PROGRAM_SOURCES, ids=lambda s: s[0])
+def test_program_is_real_cuda_for_nvcc(tmp_path, sources):
+    """The programs are CUDA, not simulator dialect: nvcc compiles and links them (nothing runs,
+    so no GPU is needed)."""
+    from puzzlelib.grade import find_nvcc
+    nvcc = find_nvcc(None)
+    if not nvcc:
+        pytest.skip("no nvcc ($CUDACXX, PATH or /usr/local/cuda/bin): the CUDA build of the programs is not checked")
+    cmd = [nvcc, "-std=c++17", "-arch=sm_90", "-o", str(tmp_path / "prog")] + [str(PROGRAMS / s) for s in sources]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=300)
+    assert proc.returncode == 0, " ".join(cmd) + "\n" + proc.stdout
 
 
 def test_arguments_after_double_dash_reach_the_program(build_dir):

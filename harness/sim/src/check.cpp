@@ -698,7 +698,7 @@ static void check_cell(Ctx& c, Cell& cell, uint32_t mask, bool write, bool read)
   (void)size;
 }
 
-static void on_access(uintptr_t a, size_t size, bool write, bool read, bool atomic, void* ra) {
+__attribute__((noinline)) static void on_access(uintptr_t a, size_t size, bool write, bool read, bool atomic, void* ra) {
   Worker* w = tl_worker;
   if (__builtin_expect(!w || !w->checking, 1)) return;
   ThreadView* tv = tl_thread;
@@ -957,7 +957,14 @@ std::string check_launch_end(Grid& g, int* code, std::string* kind) {
 // The names and signatures are ThreadSanitizer's compiler interface (GCC and Clang emit the same
 // calls). Accesses outside a checked kernel return at the first test.
 
-using cudasim::detail::on_access;
+// The fast path (no checked launch in flight, CUDASIM_CHECKS=0 or the unchecked schedules) costs
+// each access a call, one load of a plain global and a return: cudasim::detail::on_access reads
+// thread-locals and saves registers before its first test, which made it the top of a perf
+// profile of the fast path (scripts/bench_sim.py).
+static inline __attribute__((always_inline)) void on_access(uintptr_t a, size_t size, bool write, bool read, bool atomic,
+                                                            void* ra) {
+  if (__builtin_expect(cudasim::detail::g_chk.active, 0)) cudasim::detail::on_access(a, size, write, read, atomic, ra);
+}
 #define RA __builtin_return_address(0)
 
 extern "C" {

@@ -18,8 +18,16 @@ int main() {
   }
   int device = -1;
   cudaGetDevice(&device);
+#if CUDART_VERSION >= 13000  // CUDA 13 takes a location and flags where CUDA 12 took a device number
+  cudaMemLocation where = {};
+  where.type = cudaMemLocationTypeDevice;
+  where.id = device;
+  cudaMemPrefetchAsync(x, n * sizeof(float), where, 0, 0);
+  cudaMemPrefetchAsync(y, n * sizeof(float), where, 0, 0);
+#else
   cudaMemPrefetchAsync(x, n * sizeof(float), device, 0);
   cudaMemPrefetchAsync(y, n * sizeof(float), device, 0);
+#endif
   int sms = 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   saxpy<<<2 * sms, 256>>>(n, 2.0f, x, y);
