@@ -1,0 +1,482 @@
+"""`trace`: run one small case on the simulator and print, barrier interval by barrier interval,
+what each thread of one block read and wrote in shared memory, in the course notes' style
+(`T₁ reads shared[0] = 0`), every shared array after the interval, and any hazard in red.
+`--html FILE` draws the same as a page (trace_html.py). The events come from the simulator
+(CUDASIM_TRACE, harness/sim/src/trace.cpp); trace_model.py turns them into steps.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from . import build as bld
+from .common import PROG, BuildError, UsageError, build_dir, out, rel, run_timeout, stdout_is_tty
+from .commands import _find_puzzle_checking_flags, puzzle_usage, resolve_variants
+from .driver import parse_result_line
+from .options import parse, positive_int, seed_int
+from .puzzles import discover
+from .trace_model import Access, Launch, Step, fmt, guess_type, load, short_site, tlist, tname
+
+WIDTH = 100
+MAX_THREADS = 256  # p29 --multi-stage is written for 256 threads: its show size must trace
+MAX_CELLS = 1024
+COLLAPSE_ABOVE = 16  # more active threads than this: threads that do the same are one line
+
+TRACE_SPEC = {"--solution": None, "--n": positive_int, "--tpb": positive_int, "--block": seed_int,
+              "--html": str, "--binary": str}
+
+TRACE_HELP = """\
+usage: {prog} trace pNN --VARIANT [--solution] [--n N --tpb T] [--block B] [--html FILE]
+
+Run one small case on the CPU simulator and show, for every kernel launch and every barrier
+interval of one block, what each thread read and wrote in shared memory, the shared arrays after
+the interval (written cells marked), and hazards, uninitialized reads and divergence in red.
+Warp collectives and cuda::barrier phases are steps of their own.
+
+  --VARIANT          which variant (see `{prog} run pNN --help`)
+  --solution         trace the reference solution instead of your file
+  --n N, --tpb T     this size instead of the show input (at most {threads} threads per block)
+  --block B          the block to follow (default 0)
+  --html FILE        also write the trace as one self-contained web page
+"""
+
+
+class Style:
+    def __init__(self, color: bool):
+        self.color = color
+
+    def red(self, s: str) -> str:
+        return "\033[1;31m%s\033[0m" % s if self.color else s
+
+    def written(self, s: str) -> str:
+        return "\033[1;32m%s\033[0m" % s if self.color else s
+
+    def bad(self, s: str) -> str:
+        return "\033[1;41;97m%s\033[0m" % s if self.color else s
+
+    def dim(self, s: str) -> str:
+        return "\033[2m%s\033[0m" % s if self.color else s
+
+
+# ---- entries: what one thread did, in the notes' words ------------------------------------------
+
+def cell_name(acc: Access) -> str:
+    if len(acc.cells) == 1:
+        return "%s[%d]" % (acc.array, acc.index)
+    return "%s[%d\u2026%d]" % (acc.array, acc.cells[0], acc.cells[-1])
+
+
+def values(vs: Optional[List[object]]) -> str:
+    return " ".join(fmt(v) for v in (vs or [None]))
+
+
+def thread_entries(accs: List[Access]) -> List[Tuple[str, bool, Tuple]]:
+    """One thread's shared accesses of a step as (text, red, shape); a read of a cell followed by
+    this thread's write of the same cell is one `updates` entry."""
+    out_ = []
+    i = 0
+    while i < len(accs):
+        a = accs[i]
+        nxt = accs[i + 1] if i + 1 < len(accs) else None
+        t = tname(a.thread)
+        if a.kind == "r" and nxt is not None and nxt.kind == "w" and nxt.cells == a.cells and nxt.array == a.array:
+            out_.append(("%s updates %s: %s \u2192 %s" % (t, cell_name(a), values(a.old), values(nxt.new)),
+                         a.hazard or nxt.hazard, ("updates", a.array, a.cells[0])))
+            i += 2
+            continue
+        if a.kind == "r":
+            text = "%s reads %s = %s" % (t, cell_name(a), values(a.old))
+        elif a.kind == "w":
+            text = "%s writes %s = %s" % (t, cell_name(a), values(a.new))
+        else:
+            text = "%s %supdates %s: %s \u2192 %s" % (t, "atomically " if a.atomic else "", cell_name(a),
+                                                     values(a.old), values(a.new))
+        verb = {"r": "reads", "w": "writes"}.get(a.kind, "updates")
+        out_.append((text, a.hazard, (verb, a.array, a.cells[0])))
+        i += 1
+    return out_
+
+
+def columns(items: List[str], indent: int, width: int = WIDTH) -> List[str]:
+    """Column-major layout, as the notes set `T₁ reads ...` side by side."""
+    if not items:
+        return []
+    plain = [re.sub(r"\033\[[0-9;]*m", "", s) for s in items]
+    colw = max(len(s) for s in plain) + 4
+    fit = max(1, (width - indent) // colw)
+    ncols = max(1, min(fit, max(2 if len(items) >= 4 else 1, -(-len(items) // 4))))
+    nrows = -(-len(items) // ncols)
+    lines = []
+    for r in range(nrows):
+        cells = []
+        for c in range(ncols):
+            k = c * nrows + r
+            if k < len(items):
+                pad = colw - len(plain[k]) if c < ncols - 1 else 0
+                cells.append(items[k] + " " * pad)
+        lines.append(" " * indent + "".join(cells).rstrip())
+    return lines
+
+
+def affine(idx: List[int], threads: List[int]) -> str:
+    """`T-1`, `2T+1`, `0`: an index written in terms of the thread."""
+    d = idx[1] - idx[0] if len(idx) > 1 else 0
+    c = idx[0] - d * threads[0]
+    if d == 0:
+        return str(c)
+    head = "T" if d == 1 else "%dT" % d
+    return head + ("" if c == 0 else "%+d" % c)
+
+
+def collapsed(by_thread: Dict[int, List[Access]], style: Style) -> List[str]:
+    """Threads in a row that do the same thing with indices that move with the thread: one line."""
+    lines = []
+    ids = sorted(by_thread)
+    shapes = {t: [(a.kind, a.array, a.cells[0], a.hazard) for a in by_thread[t]] for t in ids}
+    i = 0
+    while i < len(ids):
+        j = i + 1
+        first = shapes[ids[i]]
+        delta = None
+        while j < len(ids) and ids[j] == ids[j - 1] + 1:
+            s, p = shapes[ids[j]], shapes[ids[j - 1]]
+            if [x[:2] for x in s] != [x[:2] for x in first]:
+                break
+            d = [x[2] - y[2] for x, y in zip(s, p)]
+            if delta is None:
+                delta = d
+            elif d != delta:
+                break
+            j += 1
+        group = ids[i:j]
+        verbs = {"r": "read", "w": "write", "rw": "update"}
+        parts = []
+        for k, (kind, arr, _, _) in enumerate(first):
+            cells = [shapes[t][k][2] for t in group]
+            parts.append("%s %s[%s]" % (verbs[kind], arr, affine(cells, group)))
+        red = any(x[3] for t in group for x in shapes[t])
+        head = tlist(group)
+        text = "%s: %s" % (head, ", ".join(parts))
+        lines += wrap(style.red(text + "  !") if red else text, 2)
+        i = j
+    return lines
+
+
+def wrap(text: str, indent: int, width: int = WIDTH) -> List[str]:
+    lines, line = [], " " * indent
+    for word in text.split(" "):
+        if len(line) + len(word) + 1 > width and line.strip():
+            lines.append(line.rstrip())
+            line = " " * (indent + 4)
+        line += word + " "
+    lines.append(line.rstrip())
+    return lines
+
+
+# ---- arrays -------------------------------------------------------------------------------------
+
+def array_rows(name: str, vals: List[object], written: set, marked: set, cw: int, style: Style) -> List[str]:
+    """`shared  [0  1  3 ...]`, with a marker line under written (^) and red (!) cells when there
+    is no colour; long arrays wrap with their index range."""
+    label_w = max(8, len(name) + 2)
+    per_line = max(1, (WIDTH - label_w - 2) // cw)
+    lines = []
+    for lo in range(0, len(vals), per_line):
+        hi = min(len(vals), lo + per_line)
+        label = name if len(vals) <= per_line else "%s[%d\u2026%d]" % (name, lo, hi - 1)
+        label = label.ljust(label_w) if len(label) < label_w else label + " "
+        cells, marks = [], []
+        for i in range(lo, hi):
+            text = fmt(vals[i]).ljust(cw - 1)
+            if i in marked:
+                cells.append(style.bad(text) if style.color else text)
+                marks.append("!".ljust(cw - 1))
+            elif i in written:
+                cells.append(style.written(text))
+                marks.append("^".ljust(cw - 1))
+            else:
+                cells.append(text)
+                marks.append(" " * (cw - 1))
+        lines.append("  " + label + "[" + " ".join(cells).rstrip() + "]")
+        if not style.color and (written or marked) and any(m.strip() for m in marks):
+            lines.append("  " + " " * len(label) + " " + " ".join(marks).rstrip())
+    return lines
+
+
+# ---- a step ------------------------------------------------------------------------------------
+
+def lane_values(ev: dict, key: str, source: List[str]) -> Dict[int, str]:
+    size = ev["bytes"] or 4
+    present = [v for v in ev[key] if v is not None]
+    ctype = "float" if present and all(guess_type(v, size) == "float" for v in present if v) and any(present) else "int"
+    from .trace_model import decode
+    res = {}
+    for lane, v in enumerate(ev[key]):
+        if v is not None:
+            res[lane] = fmt(decode("%016x" % 0 if v is None else v.to_bytes(8, "little").hex(), size, ctype))
+    return res
+
+
+def warp_title(ev: dict) -> str:
+    lanes = [l for l in range(32) if ev["lanes"] >> l & 1]
+    base = ev["warp"] * 32
+    who = "lanes %s" % tlist(lanes, lanes=True) + ("" if ev["warp"] == 0 else " of warp %d (threads %s)"
+                                                  % (ev["warp"], tlist([base + l for l in lanes])))
+    params = sorted({p for p in ev["param"] if p is not None})
+    p = str(params[0]) if len(params) == 1 else "/".join(map(str, params))
+    op = ev["op"]
+    what = {"__shfl_down_sync": "shuffle down by " + p, "__shfl_up_sync": "shuffle up by " + p,
+            "__shfl_xor_sync": "shuffle xor " + p, "__shfl_sync": "read lane " + p,
+            "__ballot_sync": "vote (ballot)", "__any_sync": "vote (any)", "__all_sync": "vote (all)",
+            "__syncwarp": "meet at __syncwarp", "__activemask": "take __activemask()",
+            "__reduce_add_sync": "add up", "__reduce_min_sync": "take the minimum",
+            "__reduce_max_sync": "take the maximum"}.get(op, op)
+    return "%s %s (%s at %s)" % (who, what, op, short_site(ev["site"]))
+
+
+def render_step(k: int, step: Step, launch: Launch, widths: Dict[str, int], style: Style, source: List[str]) -> List[str]:
+    lines = []
+    if step.kind == "warp":
+        ev = step.warp
+        lines.append("step %d: %s" % (k, warp_title(ev)))
+        if ev["op"] not in ("__syncwarp", "__activemask"):
+            for key, label in (("val", "gave"), ("res", "got")):
+                vals = lane_values(ev, key, source)
+                lanes = sorted(vals)
+                if lanes:
+                    cw = max(len(v) for v in vals.values()) + 1
+                    row = [vals[l] for l in range(lanes[0], lanes[-1] + 1) if l in vals]
+                    lines += array_rows(label, row, set(), set(), max(cw, 3), style)
+        return lines
+    if step.kind == "cbar":
+        arrived = [e["t"] for e in step.cbar]
+        last = step.cbar[-1]
+        lines.append("step %d: %s: %s arrived (the last at %s; initialised at %s)"
+                     % (k, step.start, tlist(arrived), short_site(last["site"]), short_site(last["init"])))
+        return lines
+    start = "from the kernel's start" if step.start == "the kernel's start" else "after " + step.start
+    lines.append("step %d: %s, until %s" % (k, start, step.end))
+    # Global memory, shortened: one line per array and direction.
+    glob = {}  # type: Dict[Tuple[str, str], List[Access]]
+    for a in step.accesses:
+        if not a.shared:
+            glob.setdefault(("atomically update" if a.atomic else {"r": "read", "w": "write", "rw": "update"}[a.kind],
+                             a.array), []).append(a)
+    for (verb, arr), accs in glob.items():
+        cells = sorted({c for a in accs for c in a.cells})
+        rng = ", ".join(str(x) if x == y else "%d\u2026%d" % (x, y) for x, y in _runs(cells))
+        vals = [fmt(v) for a in sorted(accs, key=lambda a: a.cells[0])
+                for v in ((a.new if a.kind == "w" else a.old) or [None])]
+        shown = " ".join(vals[:8]) + (" \u2026" if len(vals) > 8 else "")
+        text = "global: %s %s %s[%s] = %s" % (tlist([a.thread for a in accs]), verb, arr, rng, shown)
+        red = any(a.hazard for a in accs)
+        lines += [style.red(l) if red else l for l in wrap(text, 2)]
+    by_thread = {}  # type: Dict[int, List[Access]]
+    for a in step.accesses:
+        if a.shared:
+            by_thread.setdefault(a.thread, []).append(a)
+    if len(by_thread) > COLLAPSE_ABOVE:
+        lines += collapsed(by_thread, style)
+    else:
+        items = []
+        for t in sorted(by_thread):
+            for text, red, _ in thread_entries(by_thread[t]):
+                items.append(style.red(text + " !") if red else text)
+        lines += columns(items, 2)
+    idle = [t for t in range(launch.threads) if t not in by_thread and not any(a.thread == t for a in step.accesses)]
+    if by_thread and idle:
+        lines.append(style.dim("  idle: %s" % tlist(idle)))
+    if step.cbar:
+        lines.append("  %s arrive at %s (phase %d)" % (tlist([e["t"] for e in step.cbar]), step.cbar[0]["arr"],
+                                                       step.cbar[0]["phase"]))
+    touched = {a.array for a in step.accesses if a.shared} | {m[0] for m in step.marked}
+    for arr in launch.arrays:
+        name = arr["name"]
+        if name in touched and name in step.after:
+            written = {c for (n, c) in step.written if n == name}
+            marked = {c for (n, c) in step.marked if n == name}
+            lines += array_rows(name, step.after[name], written, marked, widths[name], style)
+    lines += hazard_lines(step, launch, style)
+    return lines
+
+
+def _runs(cells: List[int]) -> List[Tuple[int, int]]:
+    from .trace_model import runs
+    return runs(cells)
+
+
+def hazard_lines(step: Step, launch: Launch, style: Style) -> List[str]:
+    lines = []
+    groups = {}  # type: Dict[Tuple[str, str, str], List[dict]]
+    for h in step.hazards:
+        groups.setdefault((h["kind"], launch.site_of(h["pca"]), launch.site_of(h["pcb"])), []).append(h)
+    for (kind, sa, sb), hs in groups.items():
+        first = "read" if kind == "write-after-read" else "write"
+        second = "read" if kind == "read-after-write" else "write"
+        where = "another block" if hs[0]["cross"] else "no barrier between them"
+        cells = ", ".join("%s[%d] %s\u2192%s" % (h["arr"], h["i"], tname(h["ta"]), tname(h["tb"])) for h in hs[:12])
+        more = " \u2026 (%d in all)" % len(hs) if len(hs) > 12 else ""
+        text = "! %s: %s at %s, then %s at %s, %s: %s%s" % (kind, first, sa, second, sb, where, cells, more)
+        lines += [style.red(l) for l in wrap(text, 2)]
+    ugroups = {}  # type: Dict[str, List[dict]]
+    for u in step.uninit:
+        ugroups.setdefault(launch.site_of(u["pc"]), []).append(u)
+    for site, us in ugroups.items():
+        cells = ", ".join("%s[%d] by %s" % (u["arr"], u["i"], tname(u["t"])) for u in us[:12])
+        text = "! uninitialized read at %s (nothing wrote these before): %s%s" % (
+            site, cells, " \u2026 (%d in all)" % len(us) if len(us) > 12 else "")
+        lines += [style.red(l) for l in wrap(text, 2)]
+    return lines
+
+
+def render_launch(n: int, total: int, launch: Launch, style: Style, source: List[str]) -> List[str]:
+    head = "launch %d of %d: %s<<<%s, %s%s>>> at %s" % (
+        n, total, launch.kernel, launch.dims(launch.grid), launch.dims(launch.block),
+        ", %d" % launch.shmem if launch.shmem else "", launch.site)
+    if not launch.traced or launch.block_index is None:
+        blocks = launch.grid[0] * launch.grid[1] * launch.grid[2]
+        return wrap(head + ": %d block%s, none of them the traced one" % (blocks, "" if blocks == 1 else "s"), 0)
+    lines = wrap(head + ", block %d (threads %s)" % (launch.block_index, tlist(list(range(launch.threads)))), 0)
+    if launch.arrays:
+        lines.append("shared memory: " + ", ".join("%s[%d] (%s%s)" % (a["name"], a["count"], a["type"] or "?",
+                                                                       ", dynamic" if a["dyn"] else "")
+                                                   for a in launch.arrays))
+    widths = {}
+    for a in launch.arrays:
+        vals = [fmt(v) for s in launch.steps for v in s.after.get(a["name"], [])]
+        widths[a["name"]] = max(3, max((len(v) for v in vals), default=1) + 1)
+    for k, step in enumerate(launch.steps, 1):
+        lines.append("")
+        lines += render_step(k, step, launch, widths, style, source)
+    if launch.truncated:
+        lines.append(style.red("(the block made more events than a trace can hold; the rest are not shown)"))
+    if launch.error:
+        lines.append("")
+        lines.append(style.red("the launch stopped: %s" % launch.error["kind"]))
+        lines += [style.red("  " + l) for l in launch.error["msg"].splitlines()]
+    return lines
+
+
+def render(launches: List[Launch], style: Style, source: List[str]) -> List[str]:
+    lines = []
+    for n, launch in enumerate(launches, 1):
+        lines.append("")
+        lines += render_launch(n, len(launches), launch, style, source)
+    return lines
+
+
+# ---- the command -------------------------------------------------------------------------------
+
+def run_traced(cmd: List[str], root: Path, trace: Path, block: int) -> Tuple[int, List[str], Optional[dict]]:
+    env = dict(os.environ, CUDASIM_TRACE=str(trace), CUDASIM_TRACE_BLOCK=str(block), CUDASIM_SCHEDULES="forward",
+               CUDASIM_CHECKS="1", CUDASIM_WORKERS="1")
+    proc = subprocess.Popen(cmd, cwd=str(root), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        text, _ = proc.communicate(timeout=run_timeout())
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise UsageError("the traced run took longer than %g s (PUZZLES_TIMEOUT); trace a smaller case" % run_timeout())
+    lines, result = [], None
+    for raw in text.decode("utf-8", errors="replace").splitlines():
+        line, data = parse_result_line(raw)
+        if data is not None:
+            result = data
+            line = line.rstrip()
+        if line:
+            lines.append(line)
+    return proc.returncode, lines, result
+
+
+def cmd_trace(root: Path, args: List[str]) -> int:
+    p = parse(args, TRACE_SPEC, allow_unknown_flags=True)
+    puzzles = discover(root)
+    if not p.positionals:
+        if p.help:
+            out(TRACE_HELP.format(prog=PROG, threads=MAX_THREADS))
+            return 0
+        raise UsageError("trace needs a puzzle and a variant, e.g. `%s trace p14 --simple`." % PROG)
+    puzzle = _find_puzzle_checking_flags(puzzles, p.positionals[0], p.unknown_flags, TRACE_SPEC)
+    if p.help:
+        out(TRACE_HELP.format(prog=PROG, threads=MAX_THREADS))
+        return 0
+    variants = resolve_variants(puzzle, p.unknown_flags, TRACE_SPEC, puzzles)
+    if len(variants) != 1:
+        raise UsageError("trace takes one variant.\n" + puzzle_usage(puzzle, "trace"))
+    variant = variants[0]
+    solution = bool(p.get("--solution"))
+    show_n, show_tpb = variant.show_case()
+    tpb = p.get("--tpb") or show_tpb
+    n = p.get("--n") or (show_n if not p.get("--tpb") else min(show_n, tpb))
+    block = p.get("--block") or 0
+    if tpb > MAX_THREADS:
+        raise UsageError("trace draws one block of at most %d threads, and tpb=%d is more. Use --tpb with a smaller "
+                         "block (the show size of %s is --n %d --tpb %d)." % (MAX_THREADS, tpb, variant.label,
+                                                                             show_n, show_tpb))
+    if p.get("--binary"):
+        binary = Path(p.get("--binary"))
+        source_path = None
+    else:
+        try:
+            _, binary, _ = bld.build_for_backend(root, build_dir(root), puzzle, solution, "cpu")
+        except BuildError:
+            return 2
+        source_path = root / puzzle.source(solution)
+    with tempfile.TemporaryDirectory(prefix="puzzle-trace-") as tmp:
+        events = Path(tmp) / "trace.jsonl"
+        cmd = [str(binary), "--variant", variant.name, "--show", "--n", str(n), "--tpb", str(tpb)]
+        code, lines, result = run_traced(cmd, root, events, block)
+        if not events.is_file() or result is None and code == 2:
+            for l in lines:
+                out(l)
+            out("The traced program did not run (exit %d)." % code)
+            return 2
+        launches = load(events, [])
+        source_path = source_path or _source_of(launches, root)
+        source = source_path.read_text(encoding="utf-8", errors="replace").splitlines() if source_path else []
+        launches = load(events, source)
+    cells = max((sum(a["count"] for a in l.arrays) for l in launches), default=0)
+    if cells > MAX_CELLS:
+        raise UsageError("the block has %d shared-memory elements; trace draws at most %d. Use a smaller --tpb."
+                         % (cells, MAX_CELLS))
+    style = Style(stdout_is_tty() and not os.environ.get("NO_COLOR"))
+    shown = rel(source_path, root) if source_path else str(binary)
+    out("trace of %s (%s), n=%d tpb=%d, block %d" % (variant.label, shown, n, tpb, block))
+    for l in lines:
+        if l.startswith(("config:", "input:")):
+            out(l)
+    for l in render(launches, style, source):
+        out(l)
+    out("")
+    for l in lines:
+        if l.startswith(("out:", "expected:")):
+            out(l)
+    verdict = (result or {}).get("verdict", "error")
+    if p.get("--html"):
+        from .trace_html import write_html
+        page = Path(p.get("--html"))
+        write_html(page, launches, "%s (%s), n=%d tpb=%d, block %d" % (variant.label, shown, n, tpb, block), lines)
+        out("web page: %s" % page)
+    if verdict == "pass":
+        return 0
+    out(style.red("%s: %s (the simulator's report: `%s run %s %s%s`)" % (
+        variant.label, verdict, PROG, puzzle.name, variant.flag, " --solution" if solution else "")))
+    return 1
+
+
+def _source_of(launches: List[Launch], root: Path) -> Optional[Path]:
+    """The learner-visible source of a binary given by --binary: the file its kernels were launched from."""
+    for l in launches:
+        for site in l.sites.values():
+            path = Path(site.rsplit(":", 1)[0])
+            path = path if path.is_absolute() else root / path
+            if path.suffix in (".cu", ".cuh") and path.is_file():
+                return path
+    return None
