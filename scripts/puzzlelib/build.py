@@ -36,26 +36,8 @@ SIM_EXPLANATION = re.compile(r"#error|static assertion failed|static_assert")
 # CUDA names a learner may use that the CPU simulator does not provide, and what to use instead.
 # g++ only says "was not declared in this scope; did you mean ...", which guesses a spelling.
 UNSUPPORTED_CUDA = {
-    "cudaMallocAsync": "cudaMalloc",
-    "cudaFreeAsync": "cudaFree",
-    "cudaMallocManaged": "cudaMalloc, and cudaMemcpy to move the data",
-    "cudaMallocPitch": "cudaMalloc with your own row stride",
-    "cudaMemcpy2D": "one cudaMemcpy per row, or a contiguous buffer",
-    "cudaHostAlloc": "cudaMallocHost, or ordinary host memory",
-    "cudaMemcpyToSymbol": "a cudaMalloc'd buffer passed to the kernel as an argument",
-    "cudaMemcpyFromSymbol": "a cudaMalloc'd buffer passed to the kernel as an argument",
     "cudaLaunchKernel": "the kernel<<<blocks, threads, shared bytes>>>(args) syntax",
     "cudaLaunchCooperativeKernel": "separate kernel launches (the end of a kernel is the barrier between blocks)",
-    "cudaOccupancyMaxPotentialBlockSize": "a fixed block size such as 256",
-    "cudaOccupancyMaxActiveBlocksPerMultiprocessor": "a fixed number of blocks",
-    "cudaDeviceGetAttribute": "cudaGetDeviceProperties",
-    "cudaStreamCreateWithFlags": "cudaStreamCreate",
-    "cudaEventCreateWithFlags": "cudaEventCreate",
-    "cudaStreamWaitEvent": "cudaDeviceSynchronize (simulated launches are synchronous)",
-    "cooperative_groups": "__syncthreads(), __syncwarp() and the *_sync warp intrinsics",
-    "this_thread_block": "__syncthreads() and threadIdx",
-    "tiled_partition": "__syncwarp() and the *_sync warp intrinsics",
-    "this_grid": "separate kernel launches (the end of a kernel is the barrier between blocks)",
     "atomicAdd_block": "atomicAdd",
     "atomicAdd_system": "atomicAdd",
     "__match_any_sync": "__ballot_sync",
@@ -432,7 +414,7 @@ def build_failure_summary(text: str, root: Path, source: Optional[str], target: 
 
 
 def unsupported_cuda_advice(text: str) -> List[str]:
-    """'cudaMallocAsync is not supported by the CPU simulator; use cudaMalloc.' for each CUDA
+    """'__match_any_sync is not supported by the CPU simulator; use __ballot_sync.' for each CUDA
     name the compiler could not find, in order of first appearance."""
     advice = []  # type: List[str]
     seen = set()

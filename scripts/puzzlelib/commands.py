@@ -13,7 +13,7 @@ from .common import (PROG, BuildError, UsageError, build_dir, err, fmt_seconds, 
                      rel, run_timeout, stdout_is_tty, table)
 from .driver import ERROR, PASS, USAGE, Outcome, relevant_lines, run_driver
 from .grade import case_seed
-from .grade_run import explain, first_error_location
+from .grade_run import explain, first_error_location, simulator_reason
 from .options import backend_choice, parse, positive_int, seed_int, suggest_flag
 from .puzzles import Puzzle, Variant, discover, find_puzzle
 
@@ -68,7 +68,8 @@ HINTS = {
         "Threads read and write the same location without a barrier between them; the answer "
         "changed when they ran in a different order.",
     "race: reported by the simulator": "Read the simulator's report above: it names the kernel and what raced.",
-    "kernel error": "Read the diagnostic above (barrier divergence, out-of-bounds access, deadlock, ...).",
+    "kernel error": "Read the error report above: it says what went wrong, at which source line, and (on the CPU "
+                    "simulator) in which block and threads, and what to try.",
     "timed out": "It ran longer than {timeout:g} s: look for a loop that never ends or a barrier some "
                  "threads never reach (PUZZLES_TIMEOUT sets the limit in seconds).",
 }
@@ -224,7 +225,12 @@ def cmd_run(root: Path, args: List[str]) -> int:
         extra = " --solution" if solution else ""
         out("Run `%s check %s %s%s` to test many sizes." % (PROG, puzzle.name, variant.flag, extra))
         return 0
-    out("%s %s failed: %s" % (mark(False), variant.label, outcome.reason))
+    reason = outcome.reason
+    if reason == "kernel error":
+        named = simulator_reason(outcome.lines)
+        if named:
+            reason = "kernel error: " + named if not named.startswith("kernel error") else named
+    out("%s %s failed: %s" % (mark(False), variant.label, reason))
     hint = _hint_for(outcome)
     if hint:
         out(hint)

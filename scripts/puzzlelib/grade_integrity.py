@@ -57,7 +57,10 @@ def is_protected(rel: str) -> bool:
         return True
     if parts[0] == "puzzles" and len(parts) >= 3:
         puzzle = parts[1]
-        if len(parts) == 3 and (parts[2] == puzzle + ".cu" or parts[2].lower().endswith(".md")):
+        # The learner's file, its backups (skeletons.py and `new --refresh` keep one before they
+        # overwrite it) and the READMEs are the learner's own.
+        if len(parts) == 3 and (parts[2] == puzzle + ".cu" or parts[2].startswith(puzzle + ".cu.bak-")
+                                or parts[2].lower().endswith(".md")):
             return False
         return True
     return False

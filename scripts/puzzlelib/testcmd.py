@@ -6,6 +6,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -62,9 +63,11 @@ def cmake_finds(package: str) -> bool:
     if not shutil.which("cmake"):
         return False
     try:
-        proc = subprocess.run(["cmake", "--find-package", "-DNAME=" + package, "-DCOMPILER_ID=GNU",
-                               "-DLANGUAGE=CXX", "-DMODE=EXIST"], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=60)
+        # It writes a CMakeFiles/ folder into its working directory: keep that out of the tree.
+        with tempfile.TemporaryDirectory() as scratch:
+            proc = subprocess.run(["cmake", "--find-package", "-DNAME=" + package, "-DCOMPILER_ID=GNU",
+                                   "-DLANGUAGE=CXX", "-DMODE=EXIST"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, timeout=60, cwd=scratch)
     except (OSError, subprocess.SubprocessError):
         return False
     return proc.returncode == 0 and b"found." in proc.stdout and b"not found" not in proc.stdout

@@ -76,31 +76,37 @@ def values(vs: Optional[List[object]]) -> str:
     return " ".join(fmt(v) for v in (vs or [None]))
 
 
-def thread_entries(accs: List[Access]) -> List[Tuple[str, bool, Tuple]]:
-    """One thread's shared accesses of a step as (text, red, shape); a read of a cell followed by
-    this thread's write of the same cell is one `updates` entry."""
-    out_ = []
-    i = 0
-    while i < len(accs):
-        a = accs[i]
-        nxt = accs[i + 1] if i + 1 < len(accs) else None
-        t = tname(a.thread)
-        if a.kind == "r" and nxt is not None and nxt.kind == "w" and nxt.cells == a.cells and nxt.array == a.array:
-            out_.append(("%s updates %s: %s \u2192 %s" % (t, cell_name(a), values(a.old), values(nxt.new)),
-                         a.hazard or nxt.hazard, ("updates", a.array, a.cells[0])))
-            i += 2
+def thread_entries(accs: List[Access]) -> List[Tuple[str, bool]]:
+    """One thread's shared accesses of a step as (text, red). A read of a cell that this thread
+    then writes is one `updates` entry at the write (`shared[i] += x` reads, then writes)."""
+    merged = {}  # type: Dict[int, Access]   index of a write -> the read it absorbs
+    used = set()
+    for k, a in enumerate(accs):
+        if a.kind != "w":
             continue
-        if a.kind == "r":
-            text = "%s reads %s = %s" % (t, cell_name(a), values(a.old))
+        for j in range(k - 1, -1, -1):
+            b = accs[j]
+            if b.array == a.array and b.cells == a.cells:
+                if b.kind == "r" and j not in used:
+                    merged[k] = b
+                    used.add(j)
+                break
+    items = []
+    for k, a in enumerate(accs):
+        if k in used:
+            continue
+        t = tname(a.thread)
+        if k in merged:
+            r = merged[k]
+            items.append(("%s updates %s: %s \u2192 %s" % (t, cell_name(a), values(r.old), values(a.new)), a.hazard or r.hazard))
+        elif a.kind == "r":
+            items.append(("%s reads %s = %s" % (t, cell_name(a), values(a.old)), a.hazard))
         elif a.kind == "w":
-            text = "%s writes %s = %s" % (t, cell_name(a), values(a.new))
+            items.append(("%s writes %s = %s" % (t, cell_name(a), values(a.new)), a.hazard))
         else:
-            text = "%s %supdates %s: %s \u2192 %s" % (t, "atomically " if a.atomic else "", cell_name(a),
-                                                     values(a.old), values(a.new))
-        verb = {"r": "reads", "w": "writes"}.get(a.kind, "updates")
-        out_.append((text, a.hazard, (verb, a.array, a.cells[0])))
-        i += 1
-    return out_
+            items.append(("%s %supdates %s: %s \u2192 %s" % (t, "atomically " if a.atomic else "", cell_name(a),
+                                                             values(a.old), values(a.new)), a.hazard))
+    return items
 
 
 def columns(items: List[str], indent: int, width: int = WIDTH) -> List[str]:
@@ -274,7 +280,10 @@ def render_step(k: int, step: Step, launch: Launch, widths: Dict[str, int], styl
         vals = [fmt(v) for a in sorted(accs, key=lambda a: a.cells[0])
                 for v in ((a.new if a.kind == "w" else a.old) or [None])]
         shown = " ".join(vals[:8]) + (" \u2026" if len(vals) > 8 else "")
-        text = "global: %s %s %s[%s] = %s" % (tlist([a.thread for a in accs]), verb, arr, rng, shown)
+        who = sorted({a.thread for a in accs})
+        if len(who) == 1:
+            verb = re.sub(r"^(atomically )?(\w+)", lambda m: (m.group(1) or "") + m.group(2) + "s", verb)
+        text = "global: %s %s %s[%s] = %s" % (tlist(who), verb, arr, rng, shown)
         red = any(a.hazard for a in accs)
         lines += [style.red(l) if red else l for l in wrap(text, 2)]
     by_thread = {}  # type: Dict[int, List[Access]]
@@ -286,7 +295,7 @@ def render_step(k: int, step: Step, launch: Launch, widths: Dict[str, int], styl
     else:
         items = []
         for t in sorted(by_thread):
-            for text, red, _ in thread_entries(by_thread[t]):
+            for text, red in thread_entries(by_thread[t]):
                 items.append(style.red(text + " !") if red else text)
         lines += columns(items, 2)
     idle = [t for t in range(launch.threads) if t not in by_thread and not any(a.thread == t for a in step.accesses)]

@@ -18,20 +18,35 @@ def needs_toolchain():
         pytest.skip("needs cmake and a C++ compiler")
 
 
-def test_cooperative_groups_and_cuda_malloc_async_are_explained(tmp_path, needs_toolchain):
+def test_cub_and_a_missing_intrinsic_are_explained(tmp_path, needs_toolchain):
     root = fresh_tree(tmp_path)
     learner = root / "puzzles" / "p14" / "p14.cu"
     text = learner.read_text(encoding="utf-8")
     launcher = text.index("{", text.index("void p14_naive(")) + 1
-    text = (text[:launcher] + "\n  int* extra = nullptr;\n  cudaMallocAsync(&extra, 4, 0);\n" + text[launcher:])
-    learner.write_text("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n" + text,
-                       encoding="utf-8")
+    text = (text[:launcher] + "\n  unsigned peers = __match_any_sync(0xffffffffu, 1);\n  (void)peers;\n" + text[launcher:])
+    learner.write_text("#include <cub/cub.cuh>\n" + text, encoding="utf-8")
     code, output = finish(start(root, "run", "p14", "--simple", "--backend", "cpu"))
     assert code == 2, output  # a build error, not a failed puzzle
     assert "Build of p14_cpu failed (puzzles/p14/p14.cu)" in output
     # the simulator header's #error text, although the error is not in the learner's file
-    assert "cooperative groups are not supported by the CPU simulator" in output
-    assert "harness/sim/include/cooperative_groups.h" in output
-    assert "cudaMallocAsync is not supported by the CPU simulator; use cudaMalloc." in output
-    assert "puzzles/p14/p14.cu:2:" in output  # the learner's own line is still shown
+    assert "CUB is not available on the CPU simulator" in output
+    assert "harness/sim/include/cub/cub.cuh" in output
+    assert "__match_any_sync is not supported by the CPU simulator; use __ballot_sync." in output
     assert str(root) not in output.split("Build of")[1]  # paths relative to the repository
+
+
+def test_cooperative_groups_and_cuda_malloc_async_build(tmp_path, needs_toolchain):
+    """Both were refused before the simulator had them (issue 12): a learner file that uses them
+    now builds and runs, and the puzzle's verdict is about the kernel, not the build."""
+    root = fresh_tree(tmp_path)
+    learner = root / "puzzles" / "p14" / "p14.cu"
+    text = learner.read_text(encoding="utf-8")
+    launcher = text.index("{", text.index("void p14_naive(")) + 1
+    text = (text[:launcher] + "\n  int* extra = nullptr;\n  cudaMallocAsync(&extra, 4, 0);\n  cudaFreeAsync(extra, 0);\n"
+            + text[launcher:])
+    learner.write_text("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n" + text,
+                       encoding="utf-8")
+    code, output = finish(start(root, "run", "p14", "--simple", "--backend", "cpu"))
+    assert code == 1, output  # built; the untouched skeleton then fails as a puzzle
+    assert "Build of" not in output
+    assert "p14 --simple failed" in output

@@ -536,14 +536,14 @@ def test_build_summary_keeps_the_type_label_lines(tmp_path):
 
 SIM_REFUSAL = """\
 In file included from {root}/build/generated/p99_cpu.cu.cpp:3:
-{root}/harness/sim/include/cooperative_groups.h:2:2: error: #error "cudasim: cooperative groups are not supported by the CPU simulator. Use __syncthreads()."
-    2 | #error "cudasim: cooperative groups are not supported by the CPU simulator. Use __syncthreads()."
+{root}/harness/sim/include/cub/cub.cuh:2:2: error: #error "cudasim: CUB is not available on the CPU simulator; the puzzles ask you to write the collective yourself."
+    2 | #error "cudasim: CUB is not available on the CPU simulator; the puzzles ask you to write the collective yourself."
       |  ^~~~~
-{root}/puzzles/p99/p99.cu:5:16: error: 'cooperative_groups' is not a namespace-name
-{root}/puzzles/p99/p99.cu:40:3: error: 'cudaMallocAsync' was not declared in this scope; did you mean 'cudaMemsetAsync'?
-   40 |   cudaMallocAsync(&p, 4, 0);
-      |   ^~~~~~~~~~~~~~~
-      |   cudaMemsetAsync
+{root}/puzzles/p99/p99.cu:5:16: error: 'cub' has not been declared
+{root}/puzzles/p99/p99.cu:40:3: error: '__match_any_sync' was not declared in this scope; did you mean '__ballot_sync'?
+   40 |   __match_any_sync(0xffffffffu, v);
+      |   ^~~~~~~~~~~~~~~~
+      |   __ballot_sync
 {root}/puzzles/p99/p99.cu:41:3: error: 'cudaFrobnicate' was not declared in this scope
 {root}/puzzles/p99/p99.cu:42:3: error: 'my_helper' was not declared in this scope
 """
@@ -551,17 +551,16 @@ In file included from {root}/build/generated/p99_cpu.cu.cpp:3:
 
 def test_build_summary_shows_the_simulators_own_explanation(tmp_path):
     text = bld.build_failure_summary(SIM_REFUSAL.format(root=tmp_path), tmp_path, "puzzles/p99/p99.cu", "p99_cpu")
-    assert "harness/sim/include/cooperative_groups.h:2:2: error: #error \"cudasim: cooperative groups are not " \
-           "supported by the CPU simulator" in text
+    assert "harness/sim/include/cub/cub.cuh:2:2: error: #error \"cudasim: CUB is not available on the CPU " \
+           "simulator" in text
     # the explanation comes before the learner's errors it explains
-    assert text.index("cooperative_groups.h") < text.index("'cooperative_groups' is not a namespace-name")
+    assert text.index("cub.cuh") < text.index("'cub' has not been declared")
     assert str(tmp_path) not in text
 
 
 def test_build_summary_names_cuda_the_simulator_lacks(tmp_path):
     text = bld.build_failure_summary(SIM_REFUSAL.format(root=tmp_path), tmp_path, "puzzles/p99/p99.cu", "p99_cpu")
-    assert "cudaMallocAsync is not supported by the CPU simulator; use cudaMalloc." in text
-    assert "cooperative_groups is not supported by the CPU simulator; use __syncthreads()" in text
+    assert "__match_any_sync is not supported by the CPU simulator; use __ballot_sync." in text
     assert "cudaFrobnicate is not part of the CPU simulator's CUDA" in text
     assert "my_helper" not in text.split("Fix the first error")[0].split("cudaFrobnicate is not part")[1]
     # nothing to add when no CUDA name is missing

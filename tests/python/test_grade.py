@@ -782,9 +782,9 @@ def test_check_manifest_command(tmp_path):
 def test_protected_set():
     for rel in ("CMakeLists.txt", "harness/cmake/Puzzle.cmake", "harness/src/harness.cpp", "scripts/puzzle.py",
                 "scripts/puzzlelib/grade.py", "puzzles/p14/driver.cpp", "puzzles/p14/puzzle.json",
-                "puzzles/p14/expected/simple.txt", "grading/points.json", ".github/workflows/grade.yml"):
+                "puzzles/p14/expected/simple.txt", "puzzles/p14/p13.cu.bak-1", "grading/points.json", ".github/workflows/grade.yml"):
         assert gi.is_protected(rel), rel
-    for rel in ("puzzles/p14/p14.cu", "puzzles/p14/README.md", "puzzles/p14/README.ko.md", "solutions/p14/p14.cu",
+    for rel in ("puzzles/p14/p14.cu", "puzzles/p14/p14.cu.bak-20261201-173853", "puzzles/p14/README.md", "puzzles/p14/README.ko.md", "solutions/p14/p14.cu",
                 "tests/python/test_grade.py", "README.md", "scripts/__pycache__/x.pyc", "grading/protected.sha256"):
         assert not gi.is_protected(rel), rel
     assert gi.scope("puzzles/p14/driver.cpp") == "p14" and gi.scope("harness/src/harness.cpp") == gi.ALL

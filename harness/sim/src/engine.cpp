@@ -66,7 +66,11 @@ static inline Thread* next_in_sweep(Worker& w) {
   const uint32_t epoch = w.bar_epoch;
   while (w.sweep_k < w.sweep_n) {
     Thread& t = w.threads[w.order[w.sweep_k++]];
-    if (t.st == St::Runnable || (t.st == St::AtBarrier && t.bar_epoch != epoch)) return &t;
+    if (t.st == St::Runnable || (t.st == St::AtBarrier && t.bar_epoch != epoch)) {
+      // Most threads of a sweep run: start loading the bookkeeping of the one after the next.
+      if (w.sweep_k + 1 < w.sweep_n) __builtin_prefetch(&w.threads[w.order[w.sweep_k + 1]]);
+      return &t;
+    }
   }
   return nullptr;
 }

@@ -5,7 +5,72 @@
 namespace cudasim {
 namespace detail {
 
-#if CUDASIM_USE_BOOST_CONTEXT
+#if CUDASIM_NATIVE_SWITCH
+// What a suspended native context holds at its stack pointer, lowest address first: the pushes of
+// cudasim_fiber_switch in reverse, then the address its `ret` continues at.
+struct NativeFrame {
+  void* r15;
+  void* r14;
+  void* r13;
+  void* r12;
+  void* rbx;
+  void* rbp;
+  void* ret;
+};
+
+// The floating-point control words (MXCSR, x87) are not saved: every fiber of a worker runs with
+// the worker thread's, and device code has no way to change them (CUDA rounds per instruction).
+asm(R"(
+  .text
+  .p2align 4
+  .globl cudasim_fiber_switch
+  .hidden cudasim_fiber_switch
+  .type cudasim_fiber_switch, @function
+cudasim_fiber_switch:
+  .cfi_startproc
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .cfi_endproc
+  .size cudasim_fiber_switch, .-cudasim_fiber_switch
+
+  .p2align 4
+  .type cudasim_fiber_start, @function
+cudasim_fiber_start:
+  .cfi_startproc
+  .cfi_undefined rip
+  movq %r12, %rdi
+  callq *%rbx
+  ud2
+  .cfi_endproc
+  .size cudasim_fiber_start, .-cudasim_fiber_start
+)");
+extern "C" void cudasim_fiber_start();
+
+// A new fiber's first switch "returns" into cudasim_fiber_start with entry in rbx and arg in
+// r12, and the stack pointer 16-byte aligned, so that its call of entry(arg) follows the ABI.
+void fiber_make(FiberCtx& f, void* lo, size_t size, void (*entry)(void*), void* arg) {
+  uintptr_t top = (reinterpret_cast<uintptr_t>(lo) + size) & ~uintptr_t(15);
+  NativeFrame* fr = reinterpret_cast<NativeFrame*>(top - sizeof(NativeFrame));
+  *fr = NativeFrame{nullptr, nullptr, nullptr, arg, reinterpret_cast<void*>(entry), nullptr,
+                    reinterpret_cast<void*>(&cudasim_fiber_start)};
+  f.sp = fr;
+}
+
+const char* fiber_name() { return "native x86-64"; }
+#elif CUDASIM_USE_BOOST_CONTEXT
 namespace bc = boost::context::detail;
 
 static __thread FiberCtx* tl_starting = nullptr;  // the fiber a switch is about to start
@@ -29,6 +94,8 @@ void fiber_switch(FiberCtx& from, FiberCtx& to) {
   tl_starting = &to;
   save_previous(bc::jump_fcontext(to.ctx, &from));
 }
+
+const char* fiber_name() { return "boost.context"; }
 #else
 static void trampoline(unsigned hi, unsigned lo) {
   FiberCtx* f = reinterpret_cast<FiberCtx*>((uintptr_t(hi) << 32) | uintptr_t(lo));
@@ -47,6 +114,8 @@ void fiber_make(FiberCtx& f, void* lo, size_t size, void (*entry)(void*), void* 
 }
 
 void fiber_switch(FiberCtx& from, FiberCtx& to) { swapcontext(&from.uc, &to.uc); }
+
+const char* fiber_name() { return "ucontext"; }
 #endif
 
 }  // namespace detail

@@ -75,13 +75,7 @@ Stats stats() {
   return s;
 }
 
-const char* fiber_backend() {
-#if CUDASIM_USE_BOOST_CONTEXT
-  return "boost.context";
-#else
-  return "ucontext";
-#endif
-}
+const char* fiber_backend() { return detail::fiber_name(); }
 
 namespace detail {
 
@@ -187,7 +181,19 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     if (g.err.code) {
       if (count > 1 && !g.checking)
         g.err.message += strf("\n  (found while running the '%s' thread schedule)", schedule_name(g.schedule));
-      if (!found.empty()) g.err.message += "\n  The memory checker also found:\n" + found;
+      if (!found.empty()) {
+        // The second report is part of the first: indent it under "also found".
+        std::string indented;
+        size_t at = 0;
+        while (at < found.size()) {
+          size_t end = found.find('\n', at);
+          if (end == std::string::npos) end = found.size();
+          if (end > at) indented += "    " + found.substr(at, end - at);
+          if (end < found.size()) indented += "\n";
+          at = end + 1;
+        }
+        g.err.message += "\n  The memory checker also found:\n" + indented;
+      }
       report_kernel_error(g.err);
       return;
     }

@@ -185,7 +185,7 @@ struct Stats {
   double kernel_seconds = 0;  // wall time spent inside launches (all schedules)
 };
 Stats stats();
-const char* fiber_backend();  // "boost.context" or "ucontext"
+const char* fiber_backend();  // "native x86-64", "boost.context" or "ucontext"
 
 // How a kernel error (race, divergence, deadlock, warp misuse, launch of a host pointer...) ends.
 // Exit: print the diagnostic, call the fatal hook, exit with the code. Throw: throw KernelError
