@@ -13,18 +13,22 @@ from .common import PROG, UsageError, err, out, repo_root
 from .grade import cmd_grade
 from .options import suggest
 from .pixi import cmd_sync_pixi
+from .scaffold import cmd_new
 from .sim_cmd import cmd_sim
 from .testcmd import cmd_test
+from .trace import cmd_trace
 
 COMMANDS = {
     "run": (cmd_run, "build and run one variant on its show input"),
     "check": (cmd_check, "test variants on many sizes"),
+    "trace": (cmd_trace, "watch one block run, barrier by barrier (terminal, or --html FILE)"),
     "list": (cmd_list, "puzzles, variants and your progress"),
     "grade": (cmd_grade, "grade a submission on hidden inputs (instructors, CI)"),
     "test": (cmd_test, "the project's test suite (build, ctest, pytest)"),
     "sync-pixi": (cmd_sync_pixi, "regenerate the puzzle tasks in pixi.toml"),
     "sim": (cmd_sim, "build and run your own CUDA program (with its main()) on the CPU simulator"),
     "bench": (cmd_bench, "time a puzzle's variants on a GPU, next to CUB and copy bandwidth"),
+    "new": (cmd_new, "scaffold a new puzzle from a working template (instructors)"),
 }
 
 USAGE = """\
