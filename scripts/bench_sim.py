@@ -2,8 +2,11 @@
 """How fast is the CPU simulator? Launched CUDA threads per second of the p14 --complete
 reference, on one worker thread (one core), with each fiber implementation (Boost.Context and
 the zero-dependency ucontext fallback): the fast path (one schedule, memory checks off), one
-schedule with every memory check on, and the three schedules that `run` and `check` use, next to numba's CUDA simulator on the same algorithm
-(scripts/numba_scan.py) in the same run. Prints a Markdown report naming the machine.
+schedule with every memory check on, and the three schedules that `run` and `check` use; the
+fast path again on every core; next to the same algorithm as plain C++ loops
+(bench/sim/p14_loops.cpp: the floor, what the work costs with no fibers and no checks) on one and
+on every core, and numba's CUDA simulator (scripts/numba_scan.py), in the same run. Prints a
+Markdown report naming the machine.
 
     python3 -m pip install numba          # once, for the comparison (PyPI)
     python3 scripts/bench_sim.py [--n 1048576] [--tpb 256] [--numba-n 2048] [--runs 3]
@@ -20,6 +23,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -69,8 +73,8 @@ def source_version(root: Path) -> str:
     return "commit %s%s" % (head.stdout.strip(), " with local changes" if dirty.stdout.strip() else "")
 
 
-def run_sim(binary: Path, n: int, tpb: int, schedules: str, checks: bool = True) -> dict:
-    env = dict(os.environ, CUDASIM_WORKERS="1", CUDASIM_CHECKS="1" if checks else "0")
+def run_sim(binary: Path, n: int, tpb: int, schedules: str, checks: bool = True, workers: int = 1) -> dict:
+    env = dict(os.environ, CUDASIM_WORKERS=str(workers), CUDASIM_CHECKS="1" if checks else "0")
     cmd = [str(binary), "--variant", "complete", "--n", str(n), "--tpb", str(tpb), "--seed", "1",
            "--schedules", schedules, "--stats"]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
@@ -100,6 +104,35 @@ def sim_rate(binary: Path, n: int, tpb: int, runs: int) -> dict:
     return {"n": n, "launched": launched, "runs3": three[0]["threads"], "fibers": one[0]["fibers"],
             "s0": t0, "s1": t1, "s3": t3, "rate0": launched / t0, "rate1": launched / t1, "rate3": launched / t3,
             "verdict": "pass" if all(r["verdict"] == "pass" for r in fast + one + three) else "FAIL"}
+
+
+def all_cores_rate(binary: Path, n: int, tpb: int, runs: int, workers: int) -> dict:
+    """The fast path (one schedule, checks off) with `workers` worker threads."""
+    fast = [run_sim(binary, n, tpb, "forward", checks=False, workers=workers) for _ in range(runs)]
+    t = statistics.median(r["kernel_seconds"] for r in fast)
+    return {"n": n, "launched": fast[0]["threads"], "s": t, "rate": fast[0]["threads"] / t,
+            "verdict": "pass" if all(r["verdict"] == "pass" for r in fast) else "FAIL"}
+
+
+def build_loops(root: Path, folder: Path) -> Path:
+    """bench/sim/p14_loops.cpp, compiled with -O2 (the same optimisation as the simulator's build)."""
+    source = root / "bench" / "sim" / "p14_loops.cpp"
+    binary = folder / "bench" / "p14_loops"
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    if not binary.is_file() or binary.stat().st_mtime < source.stat().st_mtime:
+        cxx = os.environ.get("CXX") or next((c for c in ("c++", "g++", "clang++") if shutil.which(c)), "c++")
+        subprocess.run([cxx, "-O2", "-std=c++17", "-pthread", str(source), "-o", str(binary)], check=True)
+    return binary
+
+
+def loops_rate(binary: Path, n: int, tpb: int, runs: int, workers: int) -> dict:
+    proc = subprocess.run([str(binary), str(n), str(tpb), str(workers), str(max(runs, 5))], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError("plain-loop run failed:\n" + proc.stdout)
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"n": n, "launched": r["threads"], "s": r["seconds"], "rate": r["threads"] / r["seconds"],
+            "workers": workers, "verdict": "pass" if r["correct"] else "FAIL"}
 
 
 def numba_rate(root: Path, n: int, tpb: int, runs: int):
@@ -159,6 +192,10 @@ def main(argv):
                          sim_rate(binary, args.numba_n, args.tpb, max(args.runs, SMALL_N_RUNS))))
     except BuildError:
         return 2
+    cores = os.cpu_count() or 1
+    wide = all_cores_rate(bld.binary_path(build_dir(root), TARGET), args.n, args.tpb, args.runs, cores) if cores > 1 else None
+    loops_bin = build_loops(root, build_dir(root))
+    loops = [loops_rate(loops_bin, args.n, args.tpb, args.runs, w) for w in sorted({1, cores})]
     nb = None if args.no_numba else numba_rate(root, args.numba_n, args.tpb, args.runs)
     load_end = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
 
@@ -187,6 +224,14 @@ def main(argv):
             report.append("| cudasim, %s | %s | 3 (forward, reverse, random: `run`, `check`; checks on the first) | %d | %s | %.4f | %s | %s |"
                           % (label, r["fibers"], r["n"], fmt(r["launched"]), r["s3"], fmt(r["rate3"]),
                              fmt(r["n"] / r["s3"])))
+    if wide:
+        report.append("| cudasim, default build (build/), all %d cores (`CUDASIM_WORKERS=%d`) | %s | 1 (forward), fast path | %d | %s | %.4f | %s | %s |"
+                      % (cores, cores, rows[0][1]["fibers"], wide["n"], fmt(wide["launched"]), wide["s"], fmt(wide["rate"]),
+                         fmt(wide["n"] / wide["s"])))
+    for lp in loops:
+        report.append("| plain C++ loops, no simulator (`bench/sim/p14_loops.cpp`, g++ -O2), %d core%s | none | 1 | %d | %s | %.4f | %s | %s |"
+                      % (lp["workers"], "" if lp["workers"] == 1 else "s", lp["n"], fmt(lp["launched"]), lp["s"],
+                         fmt(lp["rate"]), fmt(lp["n"] / lp["s"])))
     if nb:
         report.append("| numba %s CUDA simulator (`scripts/numba_scan.py`) | Python threads | 1 | %d | %s | %.4f | %s | %s |"
                       % (nb["version"], nb["n"], fmt(nb["launched"]), nb["s"], fmt(nb["rate"]), fmt(nb["n"] / nb["s"])))
@@ -195,6 +240,12 @@ def main(argv):
     report.append("- With every memory check on (races, uninitialized reads, bounds, barriers), the default build "
                   "runs %s launched threads/s at n = %d, %.1fx fewer than its fast path (%s/s)."
                   % (fmt(base_big["rate1"]), base_big["n"], base_big["rate0"] / base_big["rate1"], fmt(base_big["rate0"])))
+    report.append("- The fast path runs 1/%.1f of the plain loops' launched threads per second on one core "
+                  "(the same algorithm with no fibers, no barriers to switch at and no checks)."
+                  % (loops[0]["rate"] / base_big["rate0"]))
+    if wide:
+        report.append("- On all %d cores the fast path runs %.2fx its one-core rate (the plain loops: %.2fx)."
+                      % (cores, wide["rate"] / base_big["rate0"], loops[-1]["rate"] / loops[0]["rate"]))
     if len(rows) > 1:
         uc_big = rows[1][1]
         report.append("- The ucontext fallback (`%s` fibers) runs %.1fx (1 schedule) and %.1fx (3 schedules) "
@@ -203,14 +254,16 @@ def main(argv):
                          base_big["fibers"], base_big["n"]))
     if nb:
         report.append("- At the same n = %d, numba's simulator runs 1/%s of cudasim's launched threads per second "
-                      "with one schedule, and 1/%s of cudasim with the three-schedule race check (default build)."
+                      "with one schedule and every memory check on, and 1/%s of cudasim as `run` and `check` use it "
+                      "(three schedules, checks on the first; default build)."
                       % (nb["n"], fmt(base_small["rate1"] / nb["rate"]), fmt(base_small["rate3"] / nb["rate"])))
         report.append("- Per element scanned (numba_scan.py launches one thread per element, the p14 solution one "
-                      "per two), numba's simulator is 1/%s of cudasim with one schedule and 1/%s with three."
+                      "per two), numba's simulator is 1/%s of cudasim with one schedule (checks on) and 1/%s with three."
                       % (fmt(nb["s"] / base_small["s1"]), fmt(nb["s"] / base_small["s3"])))
     else:
         report.append("- numba is not installed, so there is no side-by-side comparison (`%s`)." % NUMBA_INSTALL)
     failed = [r for _, big, small in rows for r in (big, small) if r["verdict"] != "pass"]
+    failed += [r for r in loops + ([wide] if wide else []) if r["verdict"] != "pass"]
     if failed or (nb and nb["verdict"] != "pass"):
         report.append("- WARNING: a run gave a wrong answer; the figures above are not valid.")
     text = "\n".join(report) + "\n"

@@ -139,7 +139,7 @@ def test_readmes_paste_the_real_show_output(readme):
         for line in (PUZZLE / "expected" / (name + ".txt")).read_text(encoding="utf-8").splitlines():
             assert line in text, "%s lacks the show line %r of --%s" % (readme, line, name)
     # The planted-bug messages pasted in the lessons.
-    for line in ("  [0] expected -0.5, got 0.0", "race in kernel block_max", "out of bounds", "got -2.873518e-16",
+    for line in ("  [0] expected -0.5, got 0.0", "race in kernel block_max", "out-of-bounds read of device memory in kernel block_max", "got -2.873518e-16",
                  "  [0] expected -0.5, got -3.5"):
         assert line in text, "%s lacks %r" % (readme, line)
 
