@@ -46,7 +46,7 @@ def test_korean_readmes_avoid_the_reviewed_awkward_phrases(path):
 
 
 def report_path() -> Path:
-    m = re.search(r"\((bench/results/sim-speed-[\d-]+\.md)\)", README)
+    m = re.search(r"\((bench/results/sim-speed-[\w-]+\.md)\)", README)
     assert m, "README.md must link the simulator speed report bench/results/sim-speed-DATE.md"
     return ROOT / m.group(1)
 
