@@ -1,0 +1,85 @@
+"""`trace`: one block of a kernel, barrier interval by barrier interval, as the course notes draw
+it (issue 11). Runs against the test build (PUZZLES_BUILD_DIR), like the README samples.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+WIDTH = 100
+
+
+def trace(*args):
+    build = os.environ.get("PUZZLES_BUILD_DIR")
+    if not build:
+        pytest.skip("set PUZZLES_BUILD_DIR to a build tree (python3 scripts/puzzle.py test does)")
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    r = subprocess.run([sys.executable, str(REPO / "scripts" / "puzzle.py"), "trace"] + [str(a) for a in args],
+                       cwd=str(REPO), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                       universal_newlines=True, encoding="utf-8", timeout=600)
+    return r.returncode, [l for l in r.stdout.splitlines() if not l.startswith("building ")]
+
+
+def steps(lines):
+    """{step number: its lines}"""
+    out, current = {}, None
+    for line in lines:
+        m = re.match(r"^step (\d+): ", line)
+        if m:
+            current = int(m.group(1))
+            out[current] = [line]
+        elif current is not None:
+            out[current].append(line)
+    return out
+
+
+def test_simple_solution_reads_like_the_notes_walk_through():
+    rc, lines = trace("p14", "--simple", "--solution")
+    assert rc == 0, "\n".join(lines)
+    assert all(len(l) <= WIDTH for l in lines), max(lines, key=len)
+    assert "input:    [0, 1, 2, 3, 4, 5, 6, 7]" in lines
+    s = steps(lines)
+    assert s[1][0].startswith("step 1: from the kernel's start, until p14.cu:")
+    assert any("T₀ writes shared[0] = 0" in l for l in s[1])
+    # Offset 1: the reads of the first scan step, then its writes, in a step of their own.
+    assert re.match(r"^step 2: after __syncthreads\(\) at p14\.cu:\d+, until p14\.cu:\d+$", s[2][0])
+    assert any("T₁ reads shared[0] = 0" in l for l in s[2]) and any("T₇ reads shared[6] = 6" in l for l in s[2])
+    assert any(l.strip() == "idle: T₀" for l in s[2])
+    assert any(l.strip() == "shared  [0  1  3  5  7  9  11 13]" for l in s[3])
+    last = max(s)
+    assert any(l.strip() == "shared  [0  1  3  6  10 15 21 28]" for l in s[last])
+    assert "out:      [0, 1, 3, 6, 10, 15, 21, 28]" in lines
+    assert not any(l.rstrip().endswith(" !") for l in lines)  # the solution has no hazard
+
+
+def test_missing_barrier_is_marked_at_the_racing_cells_and_lines():
+    build = os.environ.get("PUZZLES_BUILD_DIR")
+    if not build:
+        pytest.skip("set PUZZLES_BUILD_DIR to a build tree (python3 scripts/puzzle.py test does)")
+    binary = Path(build) / "bin" / "planted_p14_simple_no_read_write_split_cpu"
+    if not binary.is_file():
+        pytest.skip("%s is not built" % binary)
+    rc, lines = trace("p14", "--simple", "--binary", binary)
+    assert rc == 1, "\n".join(lines)  # the puzzle failed: a race
+    assert lines[-1].startswith("p14 --simple: race"), lines[-1]
+    step2 = steps(lines)[2]
+    text = "\n".join(step2)
+    # The threads that read a cell another thread of the same interval wrote are marked ...
+    assert re.search(r"T₂ reads shared\[1\] = 1 !", text), text
+    # ... and so are the cells, under the array row, with the pair of lines and the threads.
+    row = next(i for i, l in enumerate(step2) if l.strip().startswith("shared  ["))
+    assert "!" in step2[row + 1]
+    assert re.search(r"! read-after-write: write at simple_no_read_write_split\.cu:(\d+), then read at\s+"
+                     r"simple_no_read_write_split\.cu:\1, no barrier between them", text), text
+    assert "shared[1] T₁→T₂" in text
+
+
+def test_block_too_large_to_draw_is_refused_with_the_option_to_use():
+    rc, lines = trace("p14", "--simple", "--solution", "--n", 1024, "--tpb", 1024)
+    assert rc == 2
+    assert any("at most 256 threads" in l and "--tpb" in l and "--n 8 --tpb 8" in l for l in lines), lines
