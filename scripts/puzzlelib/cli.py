@@ -21,7 +21,7 @@ from .trace import cmd_trace
 COMMANDS = {
     "run": (cmd_run, "build and run one variant on its show input"),
     "check": (cmd_check, "test variants on many sizes"),
-    "trace": (cmd_trace, "watch one block run, barrier by barrier (terminal, or --html FILE)"),
+    "trace": (cmd_trace, "watch one block run, barrier by barrier, in the terminal"),
     "list": (cmd_list, "puzzles, variants and your progress"),
     "grade": (cmd_grade, "grade a submission on hidden inputs (instructors, CI)"),
     "test": (cmd_test, "the project's test suite (build, ctest, pytest)"),

@@ -1,7 +1,7 @@
 """`trace`: run one small case on the simulator and print, barrier interval by barrier interval,
 what each thread of one block read and wrote in shared memory, in the course notes' style
 (`T₁ reads shared[0] = 0`), every shared array after the interval, and any hazard in red.
-`--html FILE` draws the same as a page (trace_html.py). The events come from the simulator
+The events come from the simulator
 (CUDASIM_TRACE, harness/sim/src/trace.cpp); trace_model.py turns them into steps.
 """
 
@@ -29,10 +29,10 @@ MAX_CELLS = 1024
 COLLAPSE_ABOVE = 16  # more active threads than this: threads that do the same are one line
 
 TRACE_SPEC = {"--solution": None, "--n": positive_int, "--tpb": positive_int, "--block": seed_int,
-              "--html": str, "--binary": str}
+              "--binary": str}
 
 TRACE_HELP = """\
-usage: {prog} trace pNN --VARIANT [--solution] [--n N --tpb T] [--block B] [--html FILE]
+usage: {prog} trace pNN --VARIANT [--solution] [--n N --tpb T] [--block B]
 
 Run one small case on the CPU simulator and show, for every kernel launch and every barrier
 interval of one block, what each thread read and wrote in shared memory, the shared arrays after
@@ -43,7 +43,6 @@ Warp collectives and cuda::barrier phases are steps of their own.
   --solution         trace the reference solution instead of your file
   --n N, --tpb T     this size instead of the show input (at most {threads} threads per block)
   --block B          the block to follow (default 0)
-  --html FILE        also write the trace as one self-contained web page
 """
 
 
@@ -468,11 +467,6 @@ def cmd_trace(root: Path, args: List[str]) -> int:
         if l.startswith(("out:", "expected:")):
             out(l)
     verdict = (result or {}).get("verdict", "error")
-    if p.get("--html"):
-        from .trace_html import write_html
-        page = Path(p.get("--html"))
-        write_html(page, launches, "%s (%s), n=%d tpb=%d, block %d" % (variant.label, shown, n, tpb, block), lines)
-        out("web page: %s" % page)
     if verdict == "pass":
         return 0
     out(style.red("%s: %s (the simulator's report: `%s run %s %s%s`)" % (
