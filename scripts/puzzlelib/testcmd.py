@@ -20,8 +20,8 @@ TEST_HELP = """\
 usage: {prog} test
 
 The project's test suite, as CI runs it:
-  1. check dependencies (CMake, a C++ compiler, Catch2 v2, Boost.Context, pytest);
-     as root with apt-get, missing ones are installed
+  1. check dependencies (CMake, a C++ compiler, Catch2 v2, Boost.Context, pytest, headless
+     Chromium); as root with apt-get, missing ones are installed
   2. configure and build everything in build-test/ ($PUZZLES_TEST_BUILD_DIR) with -DPUZZLES_TESTS=ON
   3. ctest (simulator and driver tests)
   4. pytest tests/python, against that build
@@ -80,6 +80,24 @@ def have_cxx() -> bool:
     return any(shutil.which(c) for c in ("c++", "g++", "clang++"))
 
 
+# Headless Chromium loads `trace --html` pages in the test suite. Debian's smallest package is
+# chromium-headless-shell; the full browser works too. PUZZLES_CHROMIUM names another binary.
+CHROMIUM_BINARIES = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome",
+                     "google-chrome-stable")
+CHROMIUM_APT = "chromium-headless-shell"
+
+
+def find_chromium() -> Optional[str]:
+    named = os.environ.get("PUZZLES_CHROMIUM")
+    if named:
+        return shutil.which(named)
+    for name in CHROMIUM_BINARIES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
 def missing_deps() -> List[Dep]:
     missing = []
     if not shutil.which("cmake"):
@@ -92,6 +110,8 @@ def missing_deps() -> List[Dep]:
         missing.append(Dep("Boost.Context", apt="libboost-context-dev"))
     if importlib.util.find_spec("pytest") is None:
         missing.append(Dep("pytest (for %s)" % sys.executable, pip="pytest"))
+    if not find_chromium():
+        missing.append(Dep("headless Chromium (loads the `trace --html` page)", apt=CHROMIUM_APT))
     return missing
 
 
@@ -111,7 +131,8 @@ def install_deps(missing: List[Dep]) -> bool:
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     if apt:
         _run(["apt-get", "update"], env=env)
-        _run(["apt-get", "install", "-y"] + apt, env=env)
+        # Recommends would pull a desktop into a CI machine with Chromium (130 packages, not 18).
+        _run(["apt-get", "install", "-y", "--no-install-recommends"] + apt, env=env)
     if pip:
         if _run([sys.executable, "-m", "pip", "install"] + pip) != 0:
             # e.g. an "externally managed" system Python: use the distribution's package

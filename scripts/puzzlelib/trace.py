@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from . import build as bld
+from . import trace_html
 from .common import PROG, BuildError, UsageError, build_dir, out, rel, run_timeout, stdout_is_tty
 from .commands import _find_puzzle_checking_flags, puzzle_usage, resolve_variants
 from .driver import parse_result_line
@@ -28,11 +29,11 @@ MAX_THREADS = 256  # p29 --multi-stage is written for 256 threads: its show size
 MAX_CELLS = 1024
 COLLAPSE_ABOVE = 16  # more active threads than this: threads that do the same are one line
 
-TRACE_SPEC = {"--solution": None, "--n": positive_int, "--tpb": positive_int, "--block": seed_int,
-              "--binary": str}
+TRACE_SPEC = {"--solution": None, "--n": positive_int, "--tpb": positive_int, "--blockidx": seed_int,
+              "--binary": str, "--html": str}
 
 TRACE_HELP = """\
-usage: {prog} trace pNN --VARIANT [--solution] [--n N --tpb T] [--block B]
+usage: {prog} trace pNN --VARIANT [--solution] [--n N --tpb T] [--blockidx B] [--html FILE]
 
 Run one small case on the CPU simulator and show, for every kernel launch and every barrier
 interval of one block, what each thread read and wrote in shared memory, the shared arrays after
@@ -42,7 +43,10 @@ Warp collectives and cuda::barrier phases are steps of their own.
   --VARIANT          which variant (see `{prog} run pNN --help`)
   --solution         trace the reference solution instead of your file
   --n N, --tpb T     this size instead of the show input (at most {threads} threads per block)
-  --block B          the block to follow (default 0)
+  --blockidx B       the block to follow, its blockIdx.x (default 0)
+  --html FILE        also write the trace as one web page (a grid per launch: a row per step,
+                     a column per shared cell, arrows from what each thread read to what it
+                     wrote, hazards in red, a slider to step through); it needs no network
 """
 
 
@@ -190,7 +194,11 @@ def array_rows(name: str, vals: List[object], written: set, marked: set, cw: int
     """`shared  [0  1  3 ...]`, with a marker line under written (^) and red (!) cells when there
     is no colour; long arrays wrap with their index range."""
     label_w = max(8, len(name) + 2)
-    per_line = max(1, (WIDTH - label_w - 2) // cw)
+    # A row is 2 + label_w + 1 + per_line * cw - 1 + 1 columns: `  label  [v1 v2 ... vk]`.
+    per_line = max(1, (WIDTH - label_w - 3) // cw)
+    if len(vals) > per_line:  # wrapped rows are labelled with their index range: `sdata[18…35] `
+        label_w = max(label_w, len("%s[%d\u2026%d] " % (name, len(vals), len(vals))))
+        per_line = max(1, (WIDTH - label_w - 3) // cw)
     lines = []
     for lo in range(0, len(vals), per_line):
         hi = min(len(vals), lo + per_line)
@@ -343,22 +351,33 @@ def hazard_lines(step: Step, launch: Launch, style: Style) -> List[str]:
     return lines
 
 
-def render_launch(n: int, total: int, launch: Launch, style: Style, source: List[str]) -> List[str]:
+def launch_head(n: int, total: int, launch: Launch) -> str:
     head = "launch %d of %d: %s<<<%s, %s%s>>> at %s" % (
         n, total, launch.kernel, launch.dims(launch.grid), launch.dims(launch.block),
         ", %d" % launch.shmem if launch.shmem else "", launch.site)
     if not launch.traced or launch.block_index is None:
         blocks = launch.grid[0] * launch.grid[1] * launch.grid[2]
-        return wrap(head + ": %d block%s, none of them the traced one" % (blocks, "" if blocks == 1 else "s"), 0)
-    lines = wrap(head + ", block %d (threads %s)" % (launch.block_index, tlist(list(range(launch.threads)))), 0)
-    if launch.arrays:
-        lines.append("shared memory: " + ", ".join("%s[%d] (%s%s)" % (a["name"], a["count"], a["type"] or "?",
-                                                                       ", dynamic" if a["dyn"] else "")
-                                                   for a in launch.arrays))
+        return head + ": %d block%s, none of them the traced one" % (blocks, "" if blocks == 1 else "s")
+    return head + ", block %d (threads %s)" % (launch.block_index, tlist(list(range(launch.threads))))
+
+
+def array_widths(launch: Launch) -> Dict[str, int]:
     widths = {}
     for a in launch.arrays:
         vals = [fmt(v) for s in launch.steps for v in s.after.get(a["name"], [])]
         widths[a["name"]] = max(3, max((len(v) for v in vals), default=1) + 1)
+    return widths
+
+
+def render_launch(n: int, total: int, launch: Launch, style: Style, source: List[str]) -> List[str]:
+    lines = wrap(launch_head(n, total, launch), 0)
+    if not launch.traced or launch.block_index is None:
+        return lines
+    if launch.arrays:
+        lines.append("shared memory: " + ", ".join("%s[%d] (%s%s)" % (a["name"], a["count"], a["type"] or "?",
+                                                                       ", dynamic" if a["dyn"] else "")
+                                                   for a in launch.arrays))
+    widths = array_widths(launch)
     for k, step in enumerate(launch.steps, 1):
         lines.append("")
         lines += render_step(k, step, launch, widths, style, source)
@@ -371,6 +390,20 @@ def render_launch(n: int, total: int, launch: Launch, style: Style, source: List
     return lines
 
 
+def html_sections(launches: List[Launch], source: List[str]) -> List[str]:
+    """The page's sections: per launch its grid, and per step the terminal trace's words."""
+    plain = Style(False)
+    sections = []
+    for n, launch in enumerate(launches, 1):
+        widths = array_widths(launch)
+        texts = []
+        for k, step in enumerate(launch.steps, 1):
+            lines = render_step(k, step, launch, widths, plain, source)
+            texts.append((lines[0], "\n".join(lines[1:]), bool(step.hazards or step.uninit)))
+        sections.append(trace_html.launch_section(n, len(launches), launch, texts, launch_head(n, len(launches), launch)))
+    return sections
+
+
 def render(launches: List[Launch], style: Style, source: List[str]) -> List[str]:
     lines = []
     for n, launch in enumerate(launches, 1):
@@ -380,6 +413,23 @@ def render(launches: List[Launch], style: Style, source: List[str]) -> List[str]
 
 
 # ---- the command -------------------------------------------------------------------------------
+
+def fit_io_line(line: str, width: int = WIDTH) -> List[str]:
+    """The driver's `input:` and `out:` lines, wrapped after a comma to fit the terminal."""
+    if len(line) <= width:
+        return [line]
+    m = re.match(r"^(\w+:\s+)", line)
+    indent = " " * (len(m.group(1)) if m else 4)
+    lines, cur = [], ""
+    for piece in re.split(r"(?<=,) ", line):
+        if cur and len(cur) + 1 + len(piece) > width:
+            lines.append(cur)
+            cur = indent + piece
+        else:
+            cur = cur + " " + piece if cur else piece
+    lines.append(cur)
+    return lines
+
 
 def run_traced(cmd: List[str], root: Path, trace: Path, block: int) -> Tuple[int, List[str], Optional[dict]]:
     env = dict(os.environ, CUDASIM_TRACE=str(trace), CUDASIM_TRACE_BLOCK=str(block), CUDASIM_SCHEDULES="forward",
@@ -423,7 +473,7 @@ def cmd_trace(root: Path, args: List[str]) -> int:
     show_n, show_tpb = variant.show_case()
     tpb = p.get("--tpb") or show_tpb
     n = p.get("--n") or (show_n if not p.get("--tpb") else min(show_n, tpb))
-    block = p.get("--block") or 0
+    block = p.get("--blockidx") or 0
     if tpb > MAX_THREADS:
         raise UsageError("trace draws one block of at most %d threads, and tpb=%d is more. Use --tpb with a smaller "
                          "block (the show size of %s is --n %d --tpb %d)." % (MAX_THREADS, tpb, variant.label,
@@ -456,17 +506,29 @@ def cmd_trace(root: Path, args: List[str]) -> int:
                          % (cells, MAX_CELLS))
     style = Style(stdout_is_tty() and not os.environ.get("NO_COLOR"))
     shown = rel(source_path, root) if source_path else str(binary)
-    out("trace of %s (%s), n=%d tpb=%d, block %d" % (variant.label, shown, n, tpb, block))
+    title = "trace of %s (%s), n=%d tpb=%d, block %d" % (variant.label, shown, n, tpb, block)
+    out(title)
     for l in lines:
         if l.startswith(("config:", "input:")):
-            out(l)
+            for part in fit_io_line(l):
+                out(part)
     for l in render(launches, style, source):
         out(l)
     out("")
     for l in lines:
         if l.startswith(("out:", "expected:")):
-            out(l)
+            for part in fit_io_line(l):
+                out(part)
     verdict = (result or {}).get("verdict", "error")
+    if p.get("--html"):
+        target = Path(p.get("--html"))
+        io_lines = [l for l in lines if l.startswith(("config:", "input:", "out:", "expected:"))]
+        try:
+            target.write_text(trace_html.page(title, io_lines, html_sections(launches, source), verdict),
+                              encoding="utf-8")
+        except OSError as e:
+            raise UsageError("cannot write the page to %s: %s" % (target, e.strerror or e))
+        out("wrote %s: open it in a browser (it loads nothing from the network)" % target)
     if verdict == "pass":
         return 0
     out(style.red("%s: %s (the simulator's report: `%s run %s %s%s`)" % (

@@ -83,3 +83,56 @@ def test_block_too_large_to_draw_is_refused_with_the_option_to_use():
     rc, lines = trace("p14", "--simple", "--solution", "--n", 1024, "--tpb", 1024)
     assert rc == 2
     assert any("at most 256 threads" in l and "--tpb" in l and "--n 8 --tpb 8" in l for l in lines), lines
+
+
+def test_warp_shuffles_are_steps_of_their_own():
+    rc, lines = trace("p12", "--shuffle", "--solution")
+    assert rc == 0, "\n".join(lines)
+    s = steps(lines)
+    titles = [body[0] for body in s.values()]
+    # The tree of shuffles, lanes 0-31, each offset a step: 16, 8, 4, 2, 1.
+    shuffles = [t for t in titles if re.match(r"^step \d+: lanes 0-31 shuffle down by \d+ \(__shfl_down_sync at p12\.cu:\d+\)$", t)]
+    assert [int(re.search(r"by (\d+)", t).group(1)) for t in shuffles[:5]] == [16, 8, 4, 2, 1], titles
+    first = next(k for k, body in s.items() if body[0] == shuffles[0])
+    # What each lane gave and what it got: lane 0 gets lane 16's value, lanes 16-31 get their own.
+    gave = next(l for l in s[first] if l.strip().startswith("gave"))
+    got = next(l for l in s[first] if l.strip().startswith("got"))
+    assert gave.split("[", 2)[2].split()[0] != "" and got
+    # After the last shuffle, lane 0 holds the warp's sum and writes it for the block: 0+1+…+18.
+    assert any("T₀ writes warp_sums[0] = 171" in l for l in lines), "\n".join(lines)
+    assert "out:      [171]" in lines
+
+
+def test_cuda_barrier_phases_are_steps_of_their_own():
+    rc, lines = trace("p29", "--double-buffer", "--solution")
+    assert rc == 0, "\n".join(lines)
+    titles = [body[0] for body in steps(lines).values()]
+    phases = [t for t in titles if " completes: " in t]
+    assert phases, titles
+    assert re.match(r"^step \d+: phase 0 of bar completes: T₀…T₇ arrived \(the last at p29\.cu:\d+; "
+                    r"initialised at p29\.cu:\d+\)$", phases[0]), phases[0]
+    # Between two phases, the interval is bounded by them, not by a __syncthreads().
+    k = titles.index(phases[0])
+    assert titles[k + 1].endswith("after phase 0 of bar completed, until the arrival that completes phase 1 of bar")
+
+
+def variants():
+    sys.path.insert(0, str(REPO / "scripts"))
+    from puzzlelib.puzzles import discover
+    return [(p.name, v.flag) for p in discover(REPO).values() for v in p.variants.values()]
+
+
+@pytest.mark.parametrize("puzzle,flag", variants())
+def test_every_variant_traces_at_its_show_size_and_as_a_page(puzzle, flag, tmp_path):
+    page = tmp_path / "trace.html"
+    rc, lines = trace(puzzle, flag, "--solution", "--html", page)
+    assert rc == 0, "\n".join(lines)
+    assert lines[-1] == "wrote %s: open it in a browser (it loads nothing from the network)" % page
+    lines = lines[:-1]
+    assert all(len(l) <= WIDTH for l in lines), max(lines, key=len)
+    assert any(l.startswith("step 1: ") for l in lines), "\n".join(lines)
+    assert not any(l.rstrip().endswith(" !") for l in lines)
+    text = page.read_text(encoding="utf-8")
+    traced = re.findall(r'<section class="launch" data-launch="\d+" data-steps="(\d+)"', text)
+    assert traced, "no launch of the traced block in the page"
+    assert text.count('<g class="row') == sum(int(n) + 1 for n in traced)

@@ -1,0 +1,302 @@
+"""`trace --html FILE`: the trace as one self-contained web page.
+
+Per launch, a grid: one row per step (the start, then each barrier interval, warp collective or
+cuda::barrier phase), one column per shared-memory cell, each cell holding its value after the
+step. A cell a thread wrote is filled with that thread's colour; an arrow runs from every cell a
+thread read to the cell it then wrote; cells and arrows of a hazard or an uninitialized read are
+red. A slider (or the arrow keys) steps through the rows, and the panel under the grid says what
+the step did, in the same words as the terminal trace.
+
+The page loads nothing: the SVG is drawn here, the script and the style are inline, and a
+Content-Security-Policy forbids every request, so it opens from disk with no network.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Dict, List, Optional, Tuple
+
+from .trace_model import Access, Launch, Step, fmt, tname
+
+CELL_W = 42
+ROW_H = 46     # a cell is 26 px high: the 20 px between two rows hold the arrows
+CELL_H = 26
+LABEL_W = 96   # the row labels: "start", "step 3"
+HEAD_H = 40    # array names and cell indices above the grid
+GAP = 18       # between two shared arrays
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+
+STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.2em; color: #222; }
+h1 { font-size: 1.25em; margin: 0 0 .3em; }
+h2 { font-size: 1.05em; margin: 1.6em 0 .3em; font-family: ui-monospace, monospace; }
+pre { font: 12.5px/1.35 ui-monospace, Menlo, Consolas, monospace; margin: 0; white-space: pre-wrap; }
+.io { background: #f5f5f5; padding: .5em .7em; border-radius: 4px; }
+.grid { overflow-x: auto; border: 1px solid #ddd; border-radius: 4px; padding: 4px; }
+.controls { margin: .5em 0; display: flex; gap: .5em; align-items: center; }
+.controls input[type=range] { flex: 1; max-width: 40em; }
+.detail { border-left: 4px solid #888; padding: .4em .8em; background: #fafafa; min-height: 3em; }
+.detail.bad { border-left-color: #d00; }
+.legend span { display: inline-block; margin: 0 .7em .2em 0; }
+.swatch { display: inline-block; width: .9em; height: .9em; border-radius: 2px; vertical-align: -1px; margin-right: .25em; }
+.verdict-pass { color: #070; font-weight: bold; }
+.verdict-fail { color: #d00; font-weight: bold; }
+.red { color: #d00; }
+svg text { font: 12px ui-monospace, Menlo, Consolas, monospace; }
+svg .cell rect { fill: #fff; stroke: #bbb; }
+svg .cell.empty text { fill: #aaa; }
+svg .cell.hazard rect { fill: #ffd6d6; stroke: #d00; stroke-width: 2.5; }
+svg .row.future { opacity: .12; }
+svg .row.current .rowlabel { font-weight: bold; }
+svg .rowband { fill: transparent; }
+svg .row.current .rowband { fill: #fff4c2; }
+svg .row.bad .rowlabel { fill: #d00; }
+svg .arrow { fill: none; stroke-width: 1.6; opacity: .85; }
+svg .arrow.hazard { stroke: #d00 !important; stroke-width: 2.6; opacity: 1; }
+svg .arrow.hidden { display: none; }
+svg .note { fill: #555; font-style: italic; }
+"""
+
+# Steps through one launch: rows after the slider's value fade, arrows into them are hidden,
+# and the detail panel shows the current step. It records script errors on the body so a
+# headless browser's DOM dump can prove that the page ran cleanly.
+SCRIPT = r"""
+(function () {
+  var errors = 0;
+  window.addEventListener('error', function () {
+    errors += 1; document.body.setAttribute('data-errors', String(errors));
+  });
+  var launches = document.querySelectorAll('section.launch[data-steps]');
+  launches.forEach(function (sec) {
+    var slider = sec.querySelector('input[type=range]');
+    var label = sec.querySelector('.stepname');
+    var detail = sec.querySelector('.detail');
+    var texts = JSON.parse(sec.querySelector('script.steps').textContent);
+    function show(k) {
+      k = Math.max(0, Math.min(texts.length - 1, k));
+      slider.value = String(k);
+      sec.querySelectorAll('g.row').forEach(function (row) {
+        var r = Number(row.getAttribute('data-row'));
+        row.classList.toggle('future', r > k);
+        row.classList.toggle('current', r === k);
+      });
+      sec.querySelectorAll('.arrow').forEach(function (a) {
+        a.classList.toggle('hidden', Number(a.getAttribute('data-step')) > k);
+      });
+      label.textContent = texts[k].title;
+      detail.textContent = texts[k].text;
+      detail.classList.toggle('bad', texts[k].bad);
+      sec.setAttribute('data-shown', String(k));
+    }
+    slider.addEventListener('input', function () { show(Number(slider.value)); });
+    sec.querySelector('.prev').addEventListener('click', function () { show(Number(slider.value) - 1); });
+    sec.querySelector('.next').addEventListener('click', function () { show(Number(slider.value) + 1); });
+    sec.querySelector('.first').addEventListener('click', function () { show(0); });
+    sec.querySelector('.last').addEventListener('click', function () { show(texts.length - 1); });
+    sec.addEventListener('keydown', function (e) {
+      if (e.key === 'ArrowLeft') { show(Number(slider.value) - 1); e.preventDefault(); }
+      if (e.key === 'ArrowRight') { show(Number(slider.value) + 1); e.preventDefault(); }
+    });
+    // page.html#step=2 opens at step 2; the last step otherwise.
+    var wanted = /step=(\d+)/.exec(location.hash);
+    show(wanted ? Number(wanted[1]) : texts.length - 1);
+  });
+  document.body.setAttribute('data-ready', String(launches.length));
+})();
+"""
+
+
+def thread_colour(t: int, light: bool = False) -> str:
+    """Neighbouring threads get far-apart hues (the golden angle), so arrows tell them apart."""
+    hue = (t * 137.508) % 360
+    return "hsl(%.0f, 70%%, %d%%)" % (hue, 88 if light else 40)
+
+
+def esc(s: object) -> str:
+    return html.escape(str(s), quote=True)
+
+
+class Layout:
+    """Where each shared cell's column is: arrays side by side, a gap between two."""
+
+    def __init__(self, launch: Launch):
+        self.x = {}  # type: Dict[Tuple[str, int], float]
+        self.heads = []  # type: List[Tuple[str, float, int]]
+        x = float(LABEL_W)
+        for a in launch.arrays:
+            if a["type"] == "barrier":  # a cuda::barrier's state is not data: its phases are rows
+                continue
+            self.heads.append((a["name"], x, a["count"]))
+            for i in range(a["count"]):
+                self.x[(a["name"], i)] = x + i * CELL_W
+            x += a["count"] * CELL_W + GAP
+        self.width = max(x, LABEL_W + 8 * CELL_W) + 8
+
+    @staticmethod
+    def y(row: int) -> float:
+        return HEAD_H + row * ROW_H
+
+
+def arrows(launch: Launch) -> List[dict]:
+    """From each shared cell a thread read to the shared cell it wrote next.
+
+    A read in step k saw the cell as it was after step k-1 (row k-1); the write lands in the row of
+    the step that made it, which is the same step or a later one (the read-barrier-write pattern
+    of a scan holds the value in a register across the barrier)."""
+    pending = {}  # type: Dict[int, List[Tuple[Access, int]]]
+    out = []  # type: List[dict]
+    for k, step in enumerate(launch.steps, 1):
+        for acc in step.accesses:
+            if not acc.shared:
+                continue
+            if acc.kind in ("r", "rw"):
+                pending.setdefault(acc.thread, []).append((acc, k - 1))
+            if acc.kind in ("w", "rw"):
+                for src, row in pending.pop(acc.thread, []):
+                    for cell in src.cells[:1]:
+                        for dst in acc.cells[:1]:
+                            out.append(dict(thread=acc.thread, src=(src.array, cell), row0=row,
+                                            dst=(acc.array, dst), row1=k, hazard=src.hazard or acc.hazard))
+    return out
+
+
+def step_title(k: int, step: Step) -> str:
+    if step.kind == "warp":
+        return "step %d: %s" % (k, step.start)
+    if step.kind == "cbar":
+        return "step %d: %s" % (k, step.start)
+    start = "from the kernel's start" if step.start == "the kernel's start" else "after " + step.start
+    return "step %d: %s, until %s" % (k, start, step.end)
+
+
+def grid_svg(launch: Launch) -> str:
+    lay = Layout(launch)
+    nrows = len(launch.steps) + 1
+    height = HEAD_H + (nrows - 1) * ROW_H + CELL_H + 10
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" class="trace-grid" width="%d" height="%d" '
+             'viewBox="0 0 %d %d" role="img" aria-label="shared memory after each step">'
+             % (lay.width, height, lay.width, height)]
+    parts.append('<defs><marker id="head-%s" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" '
+                 'markerHeight="8" markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+                 'fill="context-stroke"/></marker></defs>' % id(launch))
+    for name, x, count in lay.heads:
+        parts.append('<text x="%.1f" y="14" class="arrayname">%s</text>' % (x, esc(name)))
+        for i in range(count):
+            parts.append('<text x="%.1f" y="32" text-anchor="middle" fill="#888">%d</text>'
+                         % (x + i * CELL_W + CELL_W / 2, i))
+    before = {a["name"]: [None] * a["count"] for a in launch.arrays}
+    rows = [("start", before, {}, set(), None)]  # type: List[Tuple[str, dict, dict, set, Optional[Step]]]
+    for k, s in enumerate(launch.steps, 1):
+        rows.append(("step %d" % k, s.after, s.written, s.marked, s))
+    for r, (label, values, written, marked, step) in enumerate(rows):
+        y = lay.y(r)
+        bad = bool(step and (step.hazards or step.uninit))
+        parts.append('<g class="row%s" data-row="%d">' % (" bad" if bad else "", r))
+        parts.append('<rect class="rowband" x="0" y="%.1f" width="%d" height="%d"/>' % (y - 3, lay.width, CELL_H + 6))
+        kind = "" if step is None or step.kind == "interval" else (" (warp)" if step.kind == "warp" else " (barrier)")
+        parts.append('<text class="rowlabel" x="4" y="%.1f">%s%s</text>' % (y + 17, esc(label), kind))
+        for name, x0, count in lay.heads:
+            vals = values.get(name, [None] * count)
+            for i in range(count):
+                x = x0 + i * CELL_W
+                v = vals[i] if i < len(vals) else None
+                cls = "cell"
+                style = ""
+                title = "%s[%d] = %s" % (name, i, fmt(v))
+                if (name, i) in marked:
+                    cls += " hazard"
+                    title += " (in a hazard or an uninitialized read)"
+                elif (name, i) in written:
+                    t = written[(name, i)]
+                    cls += " written"
+                    style = ' style="fill:%s;stroke:%s"' % (thread_colour(t, True), thread_colour(t))
+                    title += ", written by %s" % tname(t)
+                if v is None:
+                    cls += " empty"
+                parts.append('<g class="%s" data-cell="%s[%d]"><title>%s</title><rect x="%.1f" y="%.1f" width="%d" '
+                             'height="%d"%s/><text x="%.1f" y="%.1f" text-anchor="middle">%s</text></g>'
+                             % (cls, esc(name), i, esc(title), x + 1, y, CELL_W - 2, CELL_H, style,
+                                x + CELL_W / 2, y + 17, esc(fmt(v) if v is not None else "\u00b7")))
+        if step is not None and step.kind == "warp" and not launch.arrays:
+            parts.append('<text class="note" x="%d" y="%.1f">%s</text>' % (LABEL_W, y + 17, esc(step.start)))
+        parts.append("</g>")
+    for a in arrows(launch):
+        x0 = lay.x.get(a["src"])
+        x1 = lay.x.get(a["dst"])
+        if x0 is None or x1 is None:
+            continue
+        x0 += CELL_W / 2
+        x1 += CELL_W / 2
+        y0 = lay.y(a["row0"]) + CELL_H + 1
+        y1 = lay.y(a["row1"]) - 1
+        # A gentle curve, so arrows between the same two rows that cross stay apart.
+        mid = (y0 + y1) / 2
+        colour = thread_colour(a["thread"])
+        parts.append('<path class="arrow%s" data-step="%d" data-thread="%d" d="M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f" '
+                     'style="stroke:%s" marker-end="url(#head-%s)"><title>%s: %s[%d] \u2192 %s[%d]</title></path>'
+                     % (" hazard" if a["hazard"] else "", a["row1"], a["thread"], x0, y0, x0, mid, x1, mid, x1, y1,
+                        colour, id(launch), tname(a["thread"]), esc(a["src"][0]), a["src"][1], esc(a["dst"][0]),
+                        a["dst"][1]))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def legend(launch: Launch) -> str:
+    shown = min(launch.threads, 32)
+    items = ['<span><span class="swatch" style="background:%s"></span>%s</span>' % (thread_colour(t), tname(t))
+             for t in range(shown)]
+    more = " \u2026 and %d more threads" % (launch.threads - shown) if launch.threads > shown else ""
+    return ('<p class="legend">threads: %s%s. <span><span class="swatch" style="background:#d00"></span>'
+            'a hazard or an uninitialized read</span></p>' % ("".join(items), more))
+
+
+def launch_section(n: int, total: int, launch: Launch, step_texts: List[Tuple[str, str, bool]], head: str) -> str:
+    if not launch.traced or launch.block_index is None:
+        return '<section class="launch"><h2>%s</h2><p>None of its blocks is the traced one.</p></section>' % esc(head)
+    texts = [dict(title="start: shared memory before the kernel runs (nothing written yet)",
+                  text="Rows below are the steps; use the slider, the buttons or the arrow keys.", bad=False)]
+    texts += [dict(title=t, text=body, bad=bad) for t, body, bad in step_texts]
+    body = ['<section class="launch" data-launch="%d" data-steps="%d" tabindex="0">' % (n, len(launch.steps))]
+    body.append("<h2>%s</h2>" % esc(head))
+    if launch.arrays:
+        body.append("<p>shared memory: %s</p>" % esc(", ".join(
+            "%s[%d] (%s%s)" % (a["name"], a["count"], a["type"] or "?", ", dynamic" if a["dyn"] else "")
+            for a in launch.arrays)))
+    body.append(legend(launch))
+    body.append('<div class="controls"><button class="first" title="the start">start</button>'
+                '<button class="prev" title="previous step (\u2190)">\u25c0</button>'
+                '<input type="range" min="0" max="%d" value="%d" aria-label="step">'
+                '<button class="next" title="next step (\u2192)">\u25b6</button>'
+                '<button class="last" title="the last step">end</button></div>'
+                % (len(launch.steps), len(launch.steps)))
+    body.append('<p><strong class="stepname"></strong></p>')
+    body.append('<div class="grid">%s</div>' % grid_svg(launch))
+    body.append('<pre class="detail"></pre>')
+    # </script> cannot occur inside JSON text once "/" is escaped.
+    body.append('<script type="application/json" class="steps">%s</script>'
+                % json.dumps(texts, ensure_ascii=False).replace("</", "<\\/"))
+    if launch.truncated:
+        body.append('<p class="red">The block made more events than a trace can hold; the rest are not shown.</p>')
+    if launch.error:
+        body.append('<pre class="red">the launch stopped: %s\n%s</pre>' % (esc(launch.error["kind"]),
+                                                                         esc(launch.error["msg"])))
+    body.append("</section>")
+    return "".join(body)
+
+
+def page(title: str, io_lines: List[str], sections: List[str], verdict: str) -> str:
+    ok = verdict == "pass"
+    return "".join([
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+        '<meta http-equiv="Content-Security-Policy" content="%s">' % CSP,
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<title>%s</title><style>%s</style></head><body>" % (esc(title), STYLE),
+        "<h1>%s</h1>" % esc(title),
+        '<pre class="io">%s</pre>' % esc("\n".join(io_lines)) if io_lines else "",
+        '<p class="%s">%s</p>' % ("verdict-pass" if ok else "verdict-fail",
+                                  "passed" if ok else esc("failed: " + verdict)),
+        "".join(sections),
+        "<script>%s</script></body></html>\n" % SCRIPT,
+    ])
