@@ -5,18 +5,28 @@ the zero-dependency ucontext fallback): the fast path (one schedule, memory chec
 schedule with every memory check on, and the three schedules that `run` and `check` use; the
 fast path again on every core; next to the same algorithm as plain C++ loops
 (bench/sim/p14_loops.cpp: the floor, what the work costs with no fibers and no checks) on one and
-on every core, and numba's CUDA simulator (scripts/numba_scan.py), in the same run. Prints a
-Markdown report naming the machine.
+on every core, numba's CUDA simulator (scripts/numba_scan.py), and two OpenCL implementations
+running the same three kernels written in OpenCL C (bench/sim/p14_complete.cl, host program
+bench/sim/p14_opencl.cpp: the same work-group size and launches, barriers where the CUDA kernels
+have __syncthreads(), local memory where they have shared memory): PoCL, which compiles them to
+work-item loops, on one core and on every core, and Oclgrind, an OpenCL simulator that
+interprets them, on one core, plain and with its data-race detector on (the counterpart of
+cudasim's every-check-on row), at a smaller n (`--oclgrind-n`) next to cudasim at that n. Rows
+whose tool is not installed are skipped with the command that installs it. Prints a Markdown
+report naming the machine.
 
     python3 -m pip install numba          # once, for the comparison (PyPI)
-    python3 scripts/bench_sim.py [--n 1048576] [--tpb 256] [--numba-n 2048] [--runs 3]
-                                 [--no-numba] [--no-ucontext] [--out FILE]
+    sudo apt-get install pocl-opencl-icd ocl-icd-opencl-dev oclgrind   # once, for the OpenCL rows
+    python3 scripts/bench_sim.py [--n 1048576] [--tpb 256] [--numba-n 8192] [--oclgrind-n 65536]
+                                 [--runs 3] [--no-numba] [--no-opencl] [--no-ucontext] [--out FILE]
 
 What is counted: a *launched thread* is one CUDA thread of one kernel launch (blocks x threads
 per block, summed over the launches), counted once however many schedules re-run it. The rate
 is launched threads divided by the simulator's time inside the launches (`--stats`; numba:
-the wall time of the scan). cudasim at 3 schedules runs every thread three times, so its rate
-per launched thread is about a third of its raw thread-run rate.
+the wall time of the scan; OpenCL: a work-item counts as a thread, and the time is the sum over
+the launches of END - START of their profiling events, CL_QUEUE_PROFILING_ENABLE, leaving out
+the program build and PoCL's first-launch compile). cudasim at 3 schedules runs every thread
+three times, so its rate per launched thread is about a third of its raw thread-run rate.
 """
 import argparse
 import datetime
@@ -36,6 +46,12 @@ from puzzlelib.common import BuildError, build_dir, repo_root  # noqa: E402
 
 TARGET = "p14_solution_cpu"
 NUMBA_INSTALL = "python3 -m pip install numba"
+OPENCL_INSTALL = "sudo apt-get install pocl-opencl-icd ocl-icd-opencl-dev oclgrind"
+POCL_PLATFORM = "Portable Computing Language"
+# PoCL's limit on the threads (compute units) of its CPU device: POCL_MAX_PTHREAD_COUNT up to
+# PoCL 3.x, POCL_CPU_MAX_CU_NUM from 4.0 on. Both are set, so the rows hold for either; the
+# device's reported compute units show whether the limit took.
+POCL_THREAD_VARS = ("POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_NUM")
 SMALL_N_RUNS = 15
 
 
@@ -135,6 +151,63 @@ def loops_rate(binary: Path, n: int, tpb: int, runs: int, workers: int) -> dict:
             "workers": workers, "verdict": "pass" if r["correct"] else "FAIL"}
 
 
+def build_opencl(root: Path, folder: Path):
+    """bench/sim/p14_opencl.cpp, compiled with -O2 against the OpenCL ICD loader; None (with the
+    compiler's complaint on stderr) when the OpenCL headers or library are not installed."""
+    source = root / "bench" / "sim" / "p14_opencl.cpp"
+    binary = folder / "bench" / "p14_opencl"
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    if binary.is_file() and binary.stat().st_mtime >= source.stat().st_mtime:
+        return binary
+    cxx = os.environ.get("CXX") or next((c for c in ("c++", "g++", "clang++") if shutil.which(c)), "c++")
+    proc = subprocess.run([cxx, "-O2", "-std=c++17", str(source), "-o", str(binary), "-lOpenCL"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    if proc.returncode == 0:
+        return binary
+    # A missing header or library means "not installed"; any other error is a bug to show.
+    if "CL/cl.h" in proc.stdout or "-lOpenCL" in proc.stdout:
+        sys.stderr.write(proc.stdout)
+        return None
+    raise RuntimeError("building %s failed:\n%s" % (source, proc.stdout))
+
+
+def opencl_rate(root: Path, binary: Path, n: int, tpb: int, runs: int, platform_name: str, env: dict = None,
+                wrapper=(), warmup: int = 1):
+    """One p14_opencl run of `runs` timed scans on the platform whose name contains platform_name
+    (median seconds); None when that platform is not there. `wrapper` runs the program under a
+    tool (oclgrind), and anything that tool writes to stderr counts as a reported error."""
+    cmd = list(wrapper) + [str(binary), "--n", str(n), "--tpb", str(tpb), "--runs", str(runs),
+                           "--warmup", str(warmup), "--platform", platform_name,
+                           "--kernels", str(root / "bench" / "sim" / "p14_complete.cl")]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                          env=dict(os.environ, **(env or {})), timeout=3600)
+    if proc.returncode in (3, 127):  # p14_opencl: no such platform; 127: no libOpenCL.so.1 to load
+        return None
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode not in (0, 1) or not lines:
+        raise RuntimeError("OpenCL run failed (%s):\n%s%s" % (" ".join(cmd), proc.stdout, proc.stderr))
+    r = json.loads(lines[-1])
+    verdict = "pass" if r["correct"] else "FAIL"
+    if wrapper and proc.stderr.strip():
+        verdict = "FAIL"
+        sys.stderr.write("%s reported:\n%s\n" % (" ".join(wrapper), proc.stderr[:1500]))
+    return {"n": n, "launched": r["threads"], "s": r["seconds"], "rate": r["threads"] / r["seconds"],
+            "wall": r["wall_seconds"], "version": r["version"], "device": r["device"],
+            "units": r["compute_units"], "verdict": verdict}
+
+
+def pocl_version(version: str) -> str:
+    """"OpenCL 3.0 PoCL 3.1+debian  Linux, ..." -> "3.1+debian"."""
+    words = version.split()
+    return words[words.index("PoCL") + 1] if "PoCL" in words[:-1] else version
+
+
+def pocl_thread_var(version: str) -> str:
+    """Which of POCL_THREAD_VARS this PoCL reads, for the report."""
+    major = pocl_version(version).split(".")[0]
+    return POCL_THREAD_VARS[1] if major.isdigit() and int(major) >= 4 else POCL_THREAD_VARS[0]
+
+
 def numba_rate(root: Path, n: int, tpb: int, runs: int):
     try:
         import numba
@@ -166,14 +239,22 @@ def fmt(x: float) -> str:
     return "{:,.0f}".format(x)
 
 
+def wrong(r: dict) -> str:
+    """Marks a row whose run gave a wrong answer (or whose tool reported an error)."""
+    return "" if r["verdict"] == "pass" else " **WRONG RESULT: not valid**"
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=1 << 20, help="size for cudasim (default 2^20)")
     ap.add_argument("--tpb", type=int, default=256, help="threads per block (default 256)")
     ap.add_argument("--numba-n", type=int, default=8192,
                     help="size for numba's simulator and for cudasim next to it (default 8192: numba is slow)")
+    ap.add_argument("--oclgrind-n", type=int, default=65536,
+                    help="size for Oclgrind and for cudasim next to it (default 65536: Oclgrind is slow)")
     ap.add_argument("--runs", type=int, default=3, help="runs per measurement; the median is reported (default 3)")
     ap.add_argument("--no-numba", action="store_true", help="skip numba even if installed")
+    ap.add_argument("--no-opencl", action="store_true", help="skip PoCL and Oclgrind even if installed")
     ap.add_argument("--no-ucontext", action="store_true", help="skip the ucontext build (build-ucontext/)")
     ap.add_argument("--out", help="also write the report to this file")
     args = ap.parse_args(argv)
@@ -197,6 +278,31 @@ def main(argv):
     loops_bin = build_loops(root, build_dir(root))
     loops = [loops_rate(loops_bin, args.n, args.tpb, args.runs, w) for w in sorted({1, cores})]
     nb = None if args.no_numba else numba_rate(root, args.numba_n, args.tpb, args.runs)
+    ocl_bin = None if args.no_opencl else build_opencl(root, build_dir(root))
+    pocl, grind, grind_sim = [], [], None
+    if ocl_bin:
+        # As many timed scans as the plain loops (they take milliseconds); one untimed warm-up
+        # first, because PoCL compiles each kernel for its work-group size at its first launch.
+        for w in sorted({1, cores}):
+            r = opencl_rate(root, ocl_bin, args.n, args.tpb, max(args.runs, 5), POCL_PLATFORM,
+                            env={v: str(w) for v in POCL_THREAD_VARS})
+            if r is None:
+                break
+            r["workers"] = w
+            pocl.append(r)
+        if shutil.which("oclgrind"):
+            # Oclgrind interprets the kernels, so no warm-up: the build already did its compiling.
+            for flags in ([], ["--data-races"]):
+                r = opencl_rate(root, ocl_bin, args.oclgrind_n, args.tpb, args.runs, "Oclgrind",
+                                wrapper=["oclgrind", "--num-threads", "1"] + flags, warmup=0)
+                if r is None:
+                    break
+                r["flags"] = flags
+                grind.append(r)
+        if grind:
+            grind_sim = (rows[0][2] if args.oclgrind_n == args.numba_n else
+                         sim_rate(bld.binary_path(build_dir(root), TARGET), args.oclgrind_n, args.tpb,
+                                  max(args.runs, SMALL_N_RUNS)))
     load_end = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
 
     report = ["# CPU simulator speed (%s)" % datetime.date.today().isoformat(), "",
@@ -210,7 +316,8 @@ def main(argv):
               "Counted: **launched CUDA threads per second** of the p14 `--complete` reference solution "
               "(TPB = %d). A launched thread is one CUDA thread of one launch, counted once even when "
               "the simulator runs it under three schedules; time is the simulator's time inside the "
-              "launches (numba: the wall time of the scan)." % args.tpb, "",
+              "launches (numba: the wall time of the scan; OpenCL: a work-item counts as a thread, and "
+              "the time is the sum of the launches' profiling-event times, END - START)." % args.tpb, "",
               "| simulator | fibers | schedules | n | launched threads | seconds | launched threads/s | elements/s |",
               "|---|---|---|---|---|---|---|---|"]
     for label, big, small in rows:
@@ -232,6 +339,22 @@ def main(argv):
         report.append("| plain C++ loops, no simulator (`bench/sim/p14_loops.cpp`, g++ -O2), %d core%s | none | 1 | %d | %s | %.4f | %s | %s |"
                       % (lp["workers"], "" if lp["workers"] == 1 else "s", lp["n"], fmt(lp["launched"]), lp["s"],
                          fmt(lp["rate"]), fmt(lp["n"] / lp["s"])))
+    for r in pocl:
+        report.append("| PoCL %s (OpenCL, `bench/sim/p14_opencl.cpp`, device %s), %d core%s (`%s=%d`; %d compute unit%s)%s | none: work-item loops | 1 | %d | %s | %.4f | %s | %s |"
+                      % (pocl_version(r["version"]), r["device"], r["workers"], "" if r["workers"] == 1 else "s",
+                         pocl_thread_var(r["version"]), r["workers"], r["units"], "" if r["units"] == 1 else "s",
+                         wrong(r), r["n"], fmt(r["launched"]), r["s"], fmt(r["rate"]), fmt(r["n"] / r["s"])))
+    if grind_sim and args.oclgrind_n != args.numba_n:
+        r = grind_sim
+        report.append("| cudasim, default build (build/), next to Oclgrind | %s | 1 (forward), fast path: memory checks off (`CUDASIM_CHECKS=0`) | %d | %s | %.4f | %s | %s |"
+                      % (r["fibers"], r["n"], fmt(r["launched"]), r["s0"], fmt(r["rate0"]), fmt(r["n"] / r["s0"])))
+        report.append("| cudasim, default build (build/), next to Oclgrind | %s | 1 (forward), every memory check on | %d | %s | %.4f | %s | %s |"
+                      % (r["fibers"], r["n"], fmt(r["launched"]), r["s1"], fmt(r["rate1"]), fmt(r["n"] / r["s1"])))
+    for r in grind:
+        report.append("| %s OpenCL simulator (`oclgrind --num-threads 1%s`), 1 core%s | none: interpreter | 1%s | %d | %s | %.4f | %s | %s |"
+                      % (r["version"].split("(")[-1].rstrip(")"), "".join(" " + f for f in r["flags"]), wrong(r),
+                         ", data-race detection on" if r["flags"] else "", r["n"], fmt(r["launched"]), r["s"],
+                         fmt(r["rate"]), fmt(r["n"] / r["s"])))
     if nb:
         report.append("| numba %s CUDA simulator (`scripts/numba_scan.py`) | Python threads | 1 | %d | %s | %.4f | %s | %s |"
                       % (nb["version"], nb["n"], fmt(nb["launched"]), nb["s"], fmt(nb["rate"]), fmt(nb["n"] / nb["s"])))
@@ -260,11 +383,40 @@ def main(argv):
         report.append("- Per element scanned (numba_scan.py launches one thread per element, the p14 solution one "
                       "per two), numba's simulator is 1/%s of cudasim with one schedule (checks on) and 1/%s with three."
                       % (fmt(nb["s"] / base_small["s1"]), fmt(nb["s"] / base_small["s3"])))
+    elif args.no_numba:
+        report.append("- numba was skipped (`--no-numba`).")
     else:
         report.append("- numba is not installed, so there is no side-by-side comparison (`%s`)." % NUMBA_INSTALL)
+    if pocl:
+        p1 = pocl[0]
+        report.append("- PoCL on one core runs %s launched work-items/s at n = %d: %.1fx the cudasim fast path's "
+                      "launched threads per second (%s/s) and %.2fx the plain loops' (%s/s), which write by hand "
+                      "the work-item loops that PoCL generates." % (fmt(p1["rate"]), p1["n"], p1["rate"] / base_big["rate0"],
+                                                 fmt(base_big["rate0"]), p1["rate"] / loops[0]["rate"],
+                                                 fmt(loops[0]["rate"])))
+        if len(pocl) > 1:
+            report.append("- On all %d cores PoCL runs %.2fx its one-core rate." % (cores, pocl[-1]["rate"] / p1["rate"]))
+    if grind:
+        plain = grind[0]
+        report.append("- At the same n = %d, Oclgrind runs 1/%.1f of the cudasim fast path's launched threads per "
+                      "second (%s/s against %s/s)." % (plain["n"], grind_sim["rate0"] / plain["rate"],
+                                                       fmt(plain["rate"]), fmt(grind_sim["rate0"])))
+        if len(grind) > 1:
+            races = grind[1]
+            report.append("- With checks on both sides at n = %d, Oclgrind `--data-races` runs 1/%.1f of cudasim "
+                          "with every memory check on (%s/s against %s/s, one schedule)."
+                          % (races["n"], grind_sim["rate1"] / races["rate"], fmt(races["rate"]), fmt(grind_sim["rate1"])))
+    if args.no_opencl:
+        report.append("- PoCL and Oclgrind were skipped (`--no-opencl`).")
+    else:
+        if not pocl:
+            report.append("- PoCL is not installed, so there is no OpenCL-on-the-CPU row (`%s`)." % OPENCL_INSTALL)
+        if not grind:
+            report.append("- Oclgrind is not installed, so there is no OpenCL-simulator row (`%s`)." % OPENCL_INSTALL)
     failed = [r for _, big, small in rows for r in (big, small) if r["verdict"] != "pass"]
-    failed += [r for r in loops + ([wide] if wide else []) if r["verdict"] != "pass"]
-    if failed or (nb and nb["verdict"] != "pass"):
+    failed += [r for r in loops + ([wide] if wide else []) + pocl + grind + ([nb] if nb else [])
+               + ([grind_sim] if grind_sim else []) if r["verdict"] != "pass"]
+    if failed:
         report.append("- WARNING: a run gave a wrong answer; the figures above are not valid.")
     text = "\n".join(report) + "\n"
     sys.stdout.write(text)
