@@ -136,3 +136,22 @@ def test_every_variant_traces_at_its_show_size_and_as_a_page(puzzle, flag, tmp_p
     traced = re.findall(r'<section class="launch" data-launch="\d+" data-steps="(\d+)"', text)
     assert traced, "no launch of the traced block in the page"
     assert text.count('<g class="row') == sum(int(n) + 1 for n in traced)
+
+
+def test_a_write_that_races_shows_the_value_it_stored():
+    # A write-after-read is found inside the write's own hook, before the store: the trace must
+    # still show what the store put there (1 + 5 = 6), and the array after the step must agree.
+    build = os.environ.get("PUZZLES_BUILD_DIR")
+    if not build:
+        pytest.skip("set PUZZLES_BUILD_DIR to a build tree (python3 scripts/puzzle.py test does)")
+    binary = Path(build) / "bin" / "planted_p12_k3_no_barrier_in_loop_cpu"
+    if not binary.is_file():
+        pytest.skip("%s is not built" % binary)
+    rc, lines = trace("p12", "--k3", "--binary", binary)
+    assert rc == 1, "\n".join(lines)
+    text = "\n".join(steps(lines)[2])
+    assert "T₁ updates sdata[1]: 1 → 6 !" in text and "T₁ updates sdata[1]: 6 → 9" in text, text
+    assert "T₃ updates sdata[3]: 3 → 10 !" in text, text
+    assert re.search(r"^  sdata   \[7  9  8  10 4  5  6  7\]$", text, re.M), text
+    assert re.search(r"! write-after-read: read at k3_no_barrier_in_loop\.cu:(\d+), then write at\s+"
+                     r"k3_no_barrier_in_loop\.cu:\1, no barrier between them", text), text

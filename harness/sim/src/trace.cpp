@@ -100,8 +100,11 @@ void settle() {
 
 bool tracing(const Worker& w) { return g_trace_on && g_tr.w == &w; }
 
-void add(std::string text) {
-  settle();
+// `after_store`: the event comes from a later hook, so the pending access's store has completed.
+// A hazard or an uninitialized read is reported inside the hook of the access it concerns,
+// before that access's own store: reading back then would record the old value.
+void add(std::string text, bool after_store = true) {
+  if (after_store) settle();
   if (g_tr.evs.size() >= kMaxEvents) {
     g_tr.truncated = true;
     return;
@@ -223,13 +226,13 @@ void trace_hazard(Worker& w, const char* kind, unsigned ta, uint32_t pca, unsign
   g_tr.pcs.insert(pca);
   g_tr.pcs.insert(pcb);
   add(strf("{\"e\":\"hazard\",\"kind\":%s,\"ta\":%u,\"pca\":%u,\"tb\":%u,\"pcb\":%u,\"cross\":%s,%s}", json_str(kind).c_str(), ta,
-           pca, tb, pcb, cross ? "true" : "false", named(w, space, a).c_str()));
+           pca, tb, pcb, cross ? "true" : "false", named(w, space, a).c_str()), false);
 }
 
 void trace_uninit(Worker& w, unsigned thread, uint32_t pc, int space, uintptr_t a) {
   if (!tracing(w)) return;
   g_tr.pcs.insert(pc);
-  add(strf("{\"e\":\"uninit\",\"t\":%u,\"pc\":%u,%s}", thread, pc, named(w, space, a).c_str()));
+  add(strf("{\"e\":\"uninit\",\"t\":%u,\"pc\":%u,%s}", thread, pc, named(w, space, a).c_str()), false);
 }
 
 static const char* warp_op_name(WarpOp op) {
