@@ -862,6 +862,14 @@ static std::string advice(const Finding& f) {
   if (f.same_warp && b.x * b.y * b.z > 32)  // in a one-warp block, __syncthreads() is the lesson
     return "The lanes of a warp do not run in lockstep (since Volta): put __syncwarp() between the write and the read, or "
            "exchange values with __shfl_down_sync().";
+  // The first schedule runs threads in order, each to its next barrier. A read and then a write
+  // by a later thread at one line (`sdata[tid] += sdata[tid + s]`) is a loop whose steps have no
+  // barrier between them: thread 0 ran ahead into later steps and read an element before its
+  // owner updated it. (A scan step that reads and writes in one interval is read-after-write.)
+  if (f.kind == "write-after-read" && g_sites[f.pc_a] == g_sites[f.pc_b])
+    return "The threads were in different steps of the loop: one read an element before its owner had updated it for an "
+           "earlier step. End every step with __syncthreads() inside the loop, so that no thread starts the next step "
+           "before all have finished this one.";
   if (f.kind == "write-after-read" || g_sites[f.pc_a] == g_sites[f.pc_b])
     return "One step both reads elements that other threads write and writes its own: read into a register, __syncthreads(), "
            "then write, then __syncthreads() again (or write into a second buffer).";
