@@ -9,7 +9,8 @@ points diagnostics at the original file):
   shmem, stream)(args)``: the lambda lets a template kernel's arguments be deduced and default
   arguments apply, as with nvcc.
 * ``extern __shared__ T name[];`` becomes ``static ::cudasim::DynamicShared<T> name;`` at namespace
-  scope, and a thread-local ``T*`` set to the block's dynamic shared memory inside a function.
+  scope, and a local ``T*`` set to the block's dynamic shared memory inside a function (a
+  thread-local one in a file with a lambda that has no captures, which could not use a local).
 * A ``__shared__`` declaration inside a function becomes a reference into the block's shared
   memory arena (``using T = float[8]; T& name = ::cudasim::detail::static_shared<T>(...)``), so
   each block gets fresh, garbage-filled shared memory, out-of-bounds accesses are caught, and the
@@ -301,9 +302,15 @@ DYN_SHARED = re.compile(r"\bextern\s+((?:\"C\"\s*)?[^;\[{}]*?\b__shared__\b[^;\[
 STATIC_SHARED = re.compile(r"\b__shared__\b([^;{}()]*(?:\([^;{}]*\))?[^;{}]*);")
 
 
+# `[]` followed by what can follow a lambda's captures (parameters, body, template parameters,
+# specifiers): a lambda without captures. `delete[] (p)` matches too, which only costs speed.
+CAPTURELESS_LAMBDA = re.compile(r"\[\s*\]\s*(?:[({<]|->|mutable\b|constexpr\b|noexcept\b|__device__\b|__host__\b)")
+
+
 def find_shared(src, code):
     edits = []
     events = brace_scopes(code)
+    captureless = bool(CAPTURELESS_LAMBDA.search(code))
     for m in DYN_SHARED.finditer(code):
         if "__shared__" not in m.group(1):
             continue
@@ -312,8 +319,14 @@ def find_shared(src, code):
         name = m.group(2)
         if in_code(events, m.start()):
             # Inside a function: a real pointer, so that casts such as reinterpret_cast<float*>(smem)
-            # work. Every thread of the block stores the same address in the worker's variable.
-            text = f'static __thread {ctype}* {name}; {name} = ::cudasim::DynamicShared<{ctype}>("{name}");'
+            # work, and a local one. The instrumented code reads a thread-local variable through a
+            # call to the memory checker after every barrier (two of the five checker calls of a
+            # step of the p14 scan), a local from a register. A lambda without captures cannot use
+            # a local of its function, so a file that has one keeps a thread-local per worker
+            # instead (every thread of the block stores the same address in it).
+            text = f'{ctype}* {name}; {name} = ::cudasim::DynamicShared<{ctype}>("{name}");'
+            if captureless:
+                text = "static __thread " + text
         else:
             text = f'static ::cudasim::DynamicShared<{ctype}> {name}{{"{name}"}};'
         edits.append(Edit(m.start(), m.end(), text))

@@ -704,7 +704,7 @@ __attribute__((noinline)) static void on_access(uintptr_t a, size_t size, bool w
   ThreadView* tv = tl_thread;
   if (!tv) return;
   Thread& t = *reinterpret_cast<Thread*>(tv);
-  if (a - w->cur_stack_lo < w->stack_bytes) return;  // the thread's own locals
+  if (a - t.stack_lo < w->stack_bytes) return;  // the thread's own locals
   Ctx c;
   Cell* cells;
   uintptr_t base;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdarg>
 #include <mutex>
 #include <string>
@@ -16,27 +17,44 @@ namespace detail {
 
 enum class St : uint8_t { Runnable, AtBarrier, AtWarp, AtCBar, Exited, Faulted };
 
-struct Thread {
+// A simulated thread. The first cache line holds what a barrier and the sweep touch on every
+// switch (state, ready epoch, wait site, sweep link, the native fiber's stack pointer), so that a
+// switch to the next thread costs one line of its bookkeeping (16 KiB for 256 threads).
+struct alignas(64) Thread {
   ThreadView view;  // what threadIdx and the lane id read
   St st = St::Runnable;
   unsigned linear = 0;
-  FiberCtx fiber;
+  // The sweep resumes the thread once the block's barrier epoch (Worker::bar_epoch) is at least
+  // this: 0 while runnable, the epoch after the one it waits at when at a barrier, and
+  // kNotReady (engine.cpp) while a warp collective or a cuda::barrier holds it, or once it ended.
+  uint32_t ready = 0;
+  int wait_line = 0;
   // Where the thread waits, for diagnostics and barrier matching.
   const char* wait_file = nullptr;
-  int wait_line = 0;
   const char* wait_what = nullptr;
+  Thread* next = nullptr;  // the thread after it in the sweep order (engine.cpp, link_order)
+#if CUDASIM_NATIVE_SWITCH
+  FiberCtx fiber;  // one pointer: stays in the first line
+#endif
+  uint32_t bars_at_exit = 0;  // __syncthreads() intervals passed before it returned
+  uint32_t clock_reads = 0;   // device clock()/clock64() calls (see device_clock)
   unsigned wait_mask = 0;
-  uint32_t bar_epoch = 0;  // which barrier of the block this thread waits at
   uint64_t warp_result = 0;
   CBarState* cbar = nullptr;  // the cuda::barrier waited on (St::AtCBar), and for which phase
   uint64_t cbar_token = 0;
-  uint32_t bars_at_exit = 0;
-  uint32_t clock_reads = 0;   // device clock()/clock64() calls (see device_clock)  // __syncthreads() intervals passed before it returned
+  uintptr_t stack_lo = 0;     // its stack: the lowest address (the checker skips its locals), and
+  uintptr_t stack_top = 0;    // where the fiber starts (see stack_top in engine.cpp)
   uint32_t am_mask = 0;       // the last __activemask() result and where it was taken
   const char* am_file = nullptr;
   int am_line = 0;
   ThreadCheck ck;             // the memory checker's view of this thread (check.h)
+#if !CUDASIM_NATIVE_SWITCH
+  FiberCtx fiber;  // Boost's or ucontext's, larger: after the rest
+#endif
 };
+#if CUDASIM_NATIVE_SWITCH
+static_assert(offsetof(Thread, fiber) + sizeof(FiberCtx) <= 64, "what a switch touches stays in the first cache line");
+#endif
 
 // Lanes of one warp that meet in one *_sync call with the same mask.
 struct WarpGroup {
@@ -91,11 +109,15 @@ struct Worker {
   Grid* grid = nullptr;
   FiberCtx sched;  // the scheduler's own context (ucontext backend)
   uint64_t rng = 0;
-  // The block barrier of the current interval: who arrived first, whether all arrived at the
-  // same call, the __syncthreads_count/and/or tallies, and the result they get.
+  // The block barrier of the current interval: how many arrived, whether all arrived at the same
+  // call (bar_file, bar_line), the __syncthreads_count/and/or tallies, and the result they get.
   uint32_t bar_epoch = 0;
   unsigned bar_arrived = 0;
-  const Thread* bar_first = nullptr;
+  // The first arrival at the barrier of the current interval: where it waits. The others compare
+  // against these, next to bar_arrived, instead of the first thread's bookkeeping.
+  const char* bar_file = nullptr;
+  const char* bar_what = nullptr;
+  int bar_line = 0;
   bool bar_mismatch = false;
   int bar_kind = -1;  // -1 __syncthreads, 0 count, 1 and, 2 or
   int bar_count = 0, bar_all = 1, bar_any = 0;
@@ -103,20 +125,25 @@ struct Worker {
   unsigned at_warp = 0;  // threads of the block waiting in a warp collective
   unsigned at_cbar = 0;  // threads of the block waiting on a cuda::barrier phase
   unsigned exited = 0;   // threads of the block that have returned
-  unsigned sweep_k = 0, sweep_n = 0;  // position in `order` of the sweep in progress
+  unsigned sweep_n = 0;  // threads of the block in progress
   bool woke = false;     // a warp collective released waiting lanes during this sweep
   // Watchdog: progress counts resumptions; current is the running thread, or null.
   std::atomic<uint64_t> progress{0};
   std::atomic<uint64_t> threads_run{0};
-  std::vector<unsigned> order;  // thread order of the current sweep
+  // The threads in the order of the current sweep (schedule order), and the layout they were
+  // last set up for: a block of the same shape as the previous one reuses threadIdx, the lane
+  // ids and this list instead of recomputing them.
+  std::vector<Thread*> order;  // linked through Thread::next, ending at `idle` (below)
+  dim3 layout_bd{0, 0, 0};
+  Thread* layout_base = nullptr;  // threads.data() when laid out
+  Schedule layout_schedule = Schedule::Forward;
   std::atomic<Thread*> current{nullptr};
   bool faulted = false;
   // The memory checker (check.cpp): whether this grid is checked, the block run being checked,
-  // the running fiber's stack (its locals are not shared), and the shadows of shared memory.
+  // the size of a fiber's stack (its locals are not shared), and the shadows of shared memory.
   bool checking = false;
   uint32_t run = 0;
-  uintptr_t cur_stack_lo = 0;
-  size_t stack_bytes = 0;
+  size_t stack_bytes = 0;  // of every fiber's stack, from Thread::stack_lo up
   uintptr_t sh_lo = 0, sh_len = 0;
   uintptr_t arr_lo = 0, arr_len = 0;  // the __shared__ array accessed last (reset with the arena)
   Cell* sh_shadow = nullptr;
@@ -136,6 +163,7 @@ struct Worker {
   std::atomic<const char*> hot_file{nullptr};
   std::atomic<int> hot_line{0};
   std::atomic<uint64_t> hot_count{0};
+  Thread idle;  // never runs: the end of every sweep list
 };
 
 extern __thread Worker* tl_worker;

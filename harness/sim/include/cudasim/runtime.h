@@ -224,17 +224,49 @@ struct BlockView {
   dim3 gdim;
   unsigned char* dyn_shared;
 };
+// The running thread and block of this worker (null outside a kernel), and copies of what they
+// hold for the built-in variables: the engine writes them when it switches to a thread or starts
+// a block (engine.cpp).
 extern __thread ThreadView* tl_thread;
 extern __thread BlockView* tl_block;
+extern __thread ThreadView tl_thread_view;
+extern __thread BlockView tl_block_view;
+
+// Device code reads the same four thread-locals under const names (the asm labels bind them to
+// the engine's symbols). To a running CUDA thread they are constant: the engine changes them
+// only while that thread is suspended and restores its values before it resumes. Declared const,
+// the compiler keeps threadIdx and blockDim in registers across __syncthreads() calls, as on a
+// GPU, and ThreadSanitizer's instrumentation, which skips constant objects, adds no call to the
+// checker for them (they are not memory the checker watches). A const object counts as constant
+// only if its type has no constructor, which dim3 has: the block's view is declared as plain
+// data of the same layout.
+struct BlockViewData {
+  unsigned bid[3], bdim[3], gdim[3];
+  unsigned char* dyn_shared;
+};
+static_assert(sizeof(BlockViewData) == sizeof(BlockView) && offsetof(BlockViewData, bdim) == offsetof(BlockView, bdim) &&
+                  offsetof(BlockViewData, gdim) == offsetof(BlockView, gdim) &&
+                  offsetof(BlockViewData, dyn_shared) == offsetof(BlockView, dyn_shared),
+              "BlockViewData mirrors BlockView");
+#define CUDASIM_STR2(x) #x
+#define CUDASIM_STR(x) CUDASIM_STR2(x)
+#define CUDASIM_SYMBOL(name) __asm__(CUDASIM_STR(__USER_LABEL_PREFIX__) name)
+extern __thread ThreadView* const tl_thread_ro CUDASIM_SYMBOL("_ZN7cudasim6detail9tl_threadE");
+extern __thread BlockView* const tl_block_ro CUDASIM_SYMBOL("_ZN7cudasim6detail8tl_blockE");
+extern __thread const ThreadView tl_thread_view_ro CUDASIM_SYMBOL("_ZN7cudasim6detail14tl_thread_viewE");
+extern __thread const BlockViewData tl_block_view_ro CUDASIM_SYMBOL("_ZN7cudasim6detail13tl_block_viewE");
+#undef CUDASIM_SYMBOL
+#undef CUDASIM_STR
+#undef CUDASIM_STR2
 
 [[noreturn]] void device_misuse(const char* what, const char* file, int line);
-inline ThreadView& cur_thread(const char* what) {
-  if (__builtin_expect(tl_thread == nullptr, 0)) device_misuse(what, nullptr, 0);
-  return *tl_thread;
+inline const ThreadView& cur_thread(const char* what) {
+  if (__builtin_expect(tl_thread_ro == nullptr, 0)) device_misuse(what, nullptr, 0);
+  return tl_thread_view_ro;
 }
-inline BlockView& cur_block(const char* what) {
-  if (__builtin_expect(tl_block == nullptr, 0)) device_misuse(what, nullptr, 0);
-  return *tl_block;
+inline const BlockView& cur_block(const char* what) {
+  if (__builtin_expect(tl_block_ro == nullptr, 0)) device_misuse(what, nullptr, 0);
+  return reinterpret_cast<const BlockView&>(tl_block_view_ro);
 }
 
 void syncthreads(const char* file, int line);
