@@ -260,13 +260,31 @@ void watchdog_start() {
           if (ran > options().block_seconds) {
             Grid* g = w->grid;
             const char* hf = w->hot_file.load();
+            const unsigned long long passes = w->hot_count.load();
+            std::string barrier =
+                hf ? strf("; its threads passed the barrier at %s %s", where(hf, w->hot_line.load()).c_str(),
+                          passes == 1 ? "once" : strf("%llu times", passes).c_str())
+                   : "";
+            // The last block still running, with every other block of the launch finished: nothing
+            // else will ever write what it waits for. That is a spin-wait on a flag or counter that
+            // another block was to set and did not (in a decoupled look-back, a tile that never
+            // publishes), more often than a loop of its own.
+            size_t blocks = g ? size_t(g->grid.x) * g->grid.y * g->grid.z : 0;
+            bool others_running = false;
+            for (Worker* o : ws)
+              if (o != w && o->grid == g && o->block_start_ns.load()) others_running = true;
+            const bool alone = g && blocks > 1 && g->next.load() >= blocks && !others_running;
+            const std::string state =
+                alone ? strf(", the last block still running (the launch's other %zu have finished)", blocks - 1) : "";
+            const char* what =
+                alone ? "\n  Nothing else will change what it waits for. A spin-wait on a flag or counter that another "
+                       "block was to write? Check that every block writes what the others wait for, the first one too, "
+                       "or find the loop that never ends. (CUDASIM_BLOCK_SECONDS sets the limit.)"
+                     : "\n  A loop around a barrier or a warp *_sync call that never ends? (CUDASIM_BLOCK_SECONDS sets "
+                       "the limit.)";
             fatal(4, "error",
-                  strf("runaway block in %s: block %s has run for %.0f s%s.\n  A loop around a barrier or a warp "
-                       "*_sync call that never ends? (CUDASIM_BLOCK_SECONDS sets the limit.)",
-                       g ? kernel_str(g->site).c_str() : "a kernel", dim_str(w->block.bid, w->block.gdim).c_str(), ran,
-                       hf ? strf("; its threads passed the barrier at %s %llu times", where(hf, w->hot_line.load()).c_str(),
-                                 (unsigned long long)w->hot_count.load()).c_str()
-                          : ""));
+                  strf("runaway block in %s: block %s has run for %.0f s%s%s.%s", g ? kernel_str(g->site).c_str() : "a kernel",
+                       dim_str(w->block.bid, w->block.gdim).c_str(), ran, state.c_str(), barrier.c_str(), what));
           }
         }
         uint64_t p = w->progress.load();
