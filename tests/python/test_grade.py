@@ -859,7 +859,10 @@ def fake_outcome(returncode, lines, result=None, timed_out=False):
      "endless loop (a block passed the same barrier over and over)"),
     ("runaway block in kernel k (launched at a.cu:3): block 1 has run for 20 s, the last block still running (the "
      "launch's other 3 have finished); its threads passed the barrier at a.cu:9 once.",
-     "endless wait (the last block running waits for what no other block will write)"),
+     "endless wait (a block waits for what no other block will write)"),
+    ("runaway block in kernel k (launched at a.cu:3): block 1 has run for 20 s, like every other block still "
+     "running (block 2); its threads passed the barrier at a.cu:9 once.",
+     "endless wait (a block waits for what no other block will write)"),
     ("runaway block in kernel k (launched at a.cu:3): block 1 has run for 20 s; its threads passed the barrier at "
      "a.cu:9 7 times.", "endless loop (a block never finished)"),
     ("crash in kernel k, block 0, thread 4: invalid access to element [4] of buffer #2 (1 x int, cudaMalloc at "

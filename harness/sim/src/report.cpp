@@ -5,6 +5,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -265,26 +266,47 @@ void watchdog_start() {
                 hf ? strf("; its threads passed the barrier at %s %s", where(hf, w->hot_line.load()).c_str(),
                           passes == 1 ? "once" : strf("%llu times", passes).c_str())
                    : "";
-            // The last block still running, with every other block of the launch finished: nothing
-            // else will ever write what it waits for. That is a spin-wait on a flag or counter that
-            // another block was to set and did not (in a decoupled look-back, a tile that never
-            // publishes), more often than a loop of its own.
+            // Blocks that wait for a flag or counter that no block will write: the last block still
+            // running with every other block finished (one worker runs blocks one after another), or
+            // every block still running waiting that long (a chain of look-backs, each spinning on the
+            // one before, holding every worker). That is a spin-wait on what another block was to
+            // write and did not (in a decoupled look-back, a tile that never publishes).
             size_t blocks = g ? size_t(g->grid.x) * g->grid.y * g->grid.z : 0;
-            bool others_running = false;
-            for (Worker* o : ws)
-              if (o != w && o->grid == g && o->block_start_ns.load()) others_running = true;
-            const bool alone = g && blocks > 1 && g->next.load() >= blocks && !others_running;
-            const std::string state =
-                alone ? strf(", the last block still running (the launch's other %zu have finished)", blocks - 1) : "";
-            const char* what =
-                alone ? "\n  Nothing else will change what it waits for. A spin-wait on a flag or counter that another "
-                       "block was to write? Check that every block writes what the others wait for, the first one too, "
-                       "or find the loop that never ends. (CUDASIM_BLOCK_SECONDS sets the limit.)"
-                     : "\n  A loop around a barrier or a warp *_sync call that never ends? (CUDASIM_BLOCK_SECONDS sets "
-                       "the limit.)";
+            std::string others;
+            size_t n_others = 0;
+            bool all_long = true;
+            for (Worker* o : ws) {
+              int64_t o_started = o->block_start_ns.load();
+              if (o == w || o->grid != g || !o_started) continue;
+              others += (n_others++ ? ", " : "") + dim_str(o->block.bid, o->block.gdim);
+              double o_ran = std::chrono::duration<double>(now.time_since_epoch()).count() - double(o_started) * 1e-9;
+              if (o_ran < options().block_seconds / 2) all_long = false;
+            }
+            // Blocks dispatched so far, this one and the running ones included; the rest have not started.
+            const size_t started_blocks = g ? std::min(blocks, size_t(g->next.load())) : 0;
+            const size_t not_started = blocks - started_blocks;
+            const size_t finished = started_blocks >= 1 + n_others ? started_blocks - 1 - n_others : 0;
+            const bool alone = g && blocks > 1 && n_others == 0;
+            const bool stuck = g && n_others > 0 && all_long;
+            std::string state;
+            if (alone)
+              state = strf(", the last block still running (of the launch's other %zu, %zu have finished and %zu have not "
+                           "started)", blocks - 1, finished, not_started);
+            else if (stuck)
+              state = strf(", like every other block still running (block%s %s)", n_others == 1 ? "" : "s", others.c_str());
+            std::string what =
+                alone || stuck
+                    ? "\n  No running block will change what it waits for. A spin-wait on a flag or counter that another "
+                      "block was to write? Check that every block writes what the others wait for, the first one too, "
+                      "or find the loop that never ends. (CUDASIM_BLOCK_SECONDS sets the limit.)"
+                    : "\n  A loop around a barrier or a warp *_sync call that never ends? (CUDASIM_BLOCK_SECONDS sets "
+                      "the limit.)";
+            if ((alone || stuck) && not_started > 0)
+              what += "\n  A block may wait only for blocks that started before it: CUDA runs blocks in no fixed order and "
+                      "need not run them all at once (take the work's order from an atomic ticket, not from blockIdx).";
             fatal(4, "error",
                   strf("runaway block in %s: block %s has run for %.0f s%s%s.%s", g ? kernel_str(g->site).c_str() : "a kernel",
-                       dim_str(w->block.bid, w->block.gdim).c_str(), ran, state.c_str(), barrier.c_str(), what));
+                       dim_str(w->block.bid, w->block.gdim).c_str(), ran, state.c_str(), barrier.c_str(), what.c_str()));
           }
         }
         uint64_t p = w->progress.load();
