@@ -857,8 +857,8 @@ def fake_outcome(returncode, lines, result=None, timed_out=False):
     ("runaway thread in kernel k: block 0, thread 3 has run for 5 s", "endless loop (a thread never reached a barrier)"),
     ("runaway block in kernel k (launched at a.cu:3): block 0 passed the barrier at a.cu:5 100001 times",
      "endless loop (a block passed the same barrier over and over)"),
-    ("runaway block in kernel k (launched at a.cu:3): block 1 has run for 20 s, the last block still running (the "
-     "launch's other 3 have finished); its threads passed the barrier at a.cu:9 once.",
+    ("runaway block in kernel k (launched at a.cu:3): block 1 has run for 20 s, the last block still running (of the "
+     "launch's other 3 blocks, 3 finished and 0 not started); its threads passed the barrier at a.cu:9 once.",
      "endless wait (a block waits for what no other block will write)"),
     ("runaway block in kernel k (launched at a.cu:3): block 1 has run for 20 s, like every other block still "
      "running (block 2); its threads passed the barrier at a.cu:9 once.",

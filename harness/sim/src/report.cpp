@@ -290,23 +290,20 @@ void watchdog_start() {
             const bool stuck = g && n_others > 0 && all_long;
             std::string state;
             if (alone)
-              state = strf(", the last block still running (of the launch's other %zu, %zu have finished and %zu have not "
+              state = strf(", the last block still running (of the launch's other %zu blocks, %zu finished and %zu not "
                            "started)", blocks - 1, finished, not_started);
             else if (stuck)
               state = strf(", like every other block still running (block%s %s)", n_others == 1 ? "" : "s", others.c_str());
-            std::string what =
+            const char* what =
                 alone || stuck
                     ? "\n  No running block will change what it waits for. A spin-wait on a flag or counter that another "
                       "block was to write? Check that every block writes what the others wait for, the first one too, "
                       "or find the loop that never ends. (CUDASIM_BLOCK_SECONDS sets the limit.)"
                     : "\n  A loop around a barrier or a warp *_sync call that never ends? (CUDASIM_BLOCK_SECONDS sets "
                       "the limit.)";
-            if ((alone || stuck) && not_started > 0)
-              what += "\n  A block may wait only for blocks that started before it: CUDA runs blocks in no fixed order and "
-                      "need not run them all at once (take the work's order from an atomic ticket, not from blockIdx).";
             fatal(4, "error",
                   strf("runaway block in %s: block %s has run for %.0f s%s%s.%s", g ? kernel_str(g->site).c_str() : "a kernel",
-                       dim_str(w->block.bid, w->block.gdim).c_str(), ran, state.c_str(), barrier.c_str(), what.c_str()));
+                       dim_str(w->block.bid, w->block.gdim).c_str(), ran, state.c_str(), barrier.c_str(), what));
           }
         }
         uint64_t p = w->progress.load();
