@@ -25,6 +25,17 @@ def trace(*args):
     return r.returncode, [l for l in r.stdout.splitlines() if not l.startswith("building ")]
 
 
+def planted(name):
+    """The simulator binary of tests/planted/<puzzle>/<name>.plant in the test build."""
+    build = os.environ.get("PUZZLES_BUILD_DIR")
+    if not build:
+        pytest.skip("set PUZZLES_BUILD_DIR to a build tree (python3 scripts/puzzle.py test does)")
+    binary = Path(build) / "bin" / ("planted_%s_cpu" % name)
+    if not binary.is_file():
+        pytest.skip("%s is not built" % binary)
+    return binary
+
+
 def steps(lines):
     """{step number: its lines}"""
     out, current = {}, None
@@ -58,13 +69,7 @@ def test_simple_solution_reads_like_the_notes_walk_through():
 
 
 def test_missing_barrier_is_marked_at_the_racing_cells_and_lines():
-    build = os.environ.get("PUZZLES_BUILD_DIR")
-    if not build:
-        pytest.skip("set PUZZLES_BUILD_DIR to a build tree (python3 scripts/puzzle.py test does)")
-    binary = Path(build) / "bin" / "planted_p14_simple_no_read_write_split_cpu"
-    if not binary.is_file():
-        pytest.skip("%s is not built" % binary)
-    rc, lines = trace("p14", "--simple", "--binary", binary)
+    rc, lines = trace("p14", "--simple", "--binary", planted("p14_simple_no_read_write_split"))
     assert rc == 1, "\n".join(lines)  # the puzzle failed: a race
     assert lines[-1].startswith("p14 --simple: race"), lines[-1]
     step2 = steps(lines)[2]
@@ -141,13 +146,7 @@ def test_every_variant_traces_at_its_show_size_and_as_a_page(puzzle, flag, tmp_p
 def test_a_write_that_races_shows_the_value_it_stored():
     # A write-after-read is found inside the write's own hook, before the store: the trace must
     # still show what the store put there (1 + 5 = 6), and the array after the step must agree.
-    build = os.environ.get("PUZZLES_BUILD_DIR")
-    if not build:
-        pytest.skip("set PUZZLES_BUILD_DIR to a build tree (python3 scripts/puzzle.py test does)")
-    binary = Path(build) / "bin" / "planted_p12_k3_no_barrier_in_loop_cpu"
-    if not binary.is_file():
-        pytest.skip("%s is not built" % binary)
-    rc, lines = trace("p12", "--k3", "--binary", binary)
+    rc, lines = trace("p12", "--k3", "--binary", planted("p12_k3_no_barrier_in_loop"))
     assert rc == 1, "\n".join(lines)
     text = "\n".join(steps(lines)[2])
     assert "T₁ updates sdata[1]: 1 → 6 !" in text and "T₁ updates sdata[1]: 6 → 9" in text, text
