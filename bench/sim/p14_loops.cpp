@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "scan_input.h"
+
 namespace {
 
 int g_workers = 1;
@@ -126,15 +128,8 @@ int main(int argc, char** argv) {
   const int n = std::atoi(argv[1]), tpb = std::atoi(argv[2]);
   g_workers = std::max(1, std::atoi(argv[3]));
   const int repeat = argc > 4 ? std::max(1, std::atoi(argv[4])) : 5;
-  // The same kind of input as the puzzle's driver: small ints, so sums do not overflow.
-  std::vector<int> in(n), out(n, 0), expect(n);
-  unsigned s = 1;
-  for (int i = 0; i < n; ++i) {
-    s = s * 1103515245u + 12345u;
-    in[i] = int((s >> 16) % 19) - 9;
-  }
-  long long run = 0;
-  for (int i = 0; i < n; ++i) expect[i] = int(run += in[i]);
+  const std::vector<int> in = scan_input(n), expect = inclusive_scan_of(in);
+  std::vector<int> out(n, 0);
   std::vector<Level> levels = plan(n, tpb);
   std::vector<double> seconds;
   long long threads = 0;

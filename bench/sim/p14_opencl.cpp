@@ -32,6 +32,8 @@
 #include <string>
 #include <vector>
 
+#include "scan_input.h"
+
 #ifndef P14_CL_PATH
 #define P14_CL_PATH "bench/sim/p14_complete.cl"
 #endif
@@ -223,15 +225,10 @@ int main(int argc, char** argv) {
   scan.add_offsets = clCreateKernel(program, "add_block_offsets", &err);
   check(err, "clCreateKernel");
 
-  // The same input as p14_loops.cpp: small ints, so sums do not overflow.
-  std::vector<cl_int> in(n), out(n), zeros(n, 0), expect(n);
-  unsigned s = 1;
-  for (int i = 0; i < n; ++i) {
-    s = s * 1103515245u + 12345u;
-    in[i] = int((s >> 16) % 19) - 9;
-  }
-  long long total = 0;
-  for (int i = 0; i < n; ++i) expect[i] = int(total += in[i]);
+  // The same input as p14_loops.cpp (cl_int is int on every platform OpenCL runs on here).
+  std::vector<cl_int> in = scan_input(n);  // not const: clCreateBuffer takes a void*
+  const std::vector<cl_int> expect = inclusive_scan_of(in);
+  std::vector<cl_int> out(n), zeros(n, 0);
   const size_t bytes = n * sizeof(cl_int);
   cl_mem d_in = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, in.data(), &err);
   check(err, "clCreateBuffer");
