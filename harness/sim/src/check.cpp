@@ -20,8 +20,8 @@
 #include <map>
 #include <mutex>
 
+#include "events.h"
 #include "internal.h"
-#include "trace.h"
 
 namespace cudasim {
 namespace detail {
@@ -123,7 +123,6 @@ std::string site_of(uint32_t pc) {
 
 // ---- device memory shadows --------------------------------------------------------------------
 
-namespace {
 struct DevShadow {
   uintptr_t data;
   size_t bytes;
@@ -132,6 +131,7 @@ struct DevShadow {
   Cell* cells;
   size_t ncells;
 };
+namespace {
 std::mutex g_dev_mu;
 std::map<uintptr_t, DevShadow> g_dev;  // by data address
 }  // namespace
@@ -243,7 +243,6 @@ struct ArgName {
   uintptr_t ptr;
   std::string name;
 };
-enum class Space : uint8_t { Shared, Dynamic, Device };
 struct Where {  // a location, for reports
   Space space;
   std::string array;  // "temp", "out", ...
@@ -291,10 +290,22 @@ static const char* space_word(Space s) { return s == Space::Device ? "device mem
 
 // ---- engine hooks -------------------------------------------------------------------------------
 
-void check_launch_begin(Grid& g, const void* const* ptrs, const char* const* names, int n) {
+void MemoryChecker::launch_begin(const LaunchBegin& e) {
+  Grid& g = e.g;
+  const void* const* ptrs = e.ptrs;
+  const char* const* names = e.names;
+  const int n = e.n;
   Checker& c = g_chk;
   c.active = g.checking;
-  trace_launch_begin(g);
+  // The access front end finds device buffers for every observer: the map is needed whenever the
+  // launch is observed (the profiler alone, too).
+  if (g.observed) {
+    std::lock_guard<std::mutex> lock(g_dev_mu);
+    c.devs.clear();
+    for (auto& kv : g_dev) c.devs.push_back(&kv.second);
+    c.mru = c.mru2 = c.devs.empty() ? nullptr : c.devs.front();
+    c.gap_lo = c.gap_hi = 0;
+  }
   if (!c.active) return;
   c.grid = &g;
   c.first_run = c.next_run;
@@ -307,14 +318,9 @@ void check_launch_begin(Grid& g, const void* const* ptrs, const char* const* nam
   c.args.clear();
   for (int i = 0; i < n; ++i)
     if (ptrs[i]) c.args.push_back(ArgName{reinterpret_cast<uintptr_t>(ptrs[i]), names[i] ? names[i] : ""});
-  std::lock_guard<std::mutex> lock(g_dev_mu);
-  c.devs.clear();
-  for (auto& kv : g_dev) c.devs.push_back(&kv.second);
-  c.mru = c.mru2 = c.devs.empty() ? nullptr : c.devs.front();
-  c.gap_lo = c.gap_hi = 0;
 }
 
-void check_block_begin(Worker& w, unsigned n) {
+void MemoryChecker::block_begin(Worker& w, unsigned n) {
   if (!w.checking) return;
   Checker& c = g_chk;
   w.run = c.next_run++;
@@ -331,7 +337,6 @@ void check_block_begin(Worker& w, unsigned n) {
   w.epoch_file = nullptr;
   w.epoch_line = 0;
   w.bar_sites.clear();
-  trace_block_begin(w);
 }
 
 static void close_findings(uint32_t run, const char* file, int line) {
@@ -344,19 +349,19 @@ static void close_findings(uint32_t run, const char* file, int line) {
       }
 }
 
-void check_block_end(Worker& w) {
+void MemoryChecker::block_end(Worker& w) {
   if (!w.checking) return;
   close_findings(w.run, nullptr, 0);
-  trace_block_end(w);
+}
+
+void MemoryChecker::barrier(Worker& w, const char* file, int line) {
+  if (!w.checking) return;
+  w.blk_seen = std::max(w.blk_seen, w.blk_seen_pending);
+  w.blk_acq = std::max(w.blk_acq, w.blk_acq_pending);
+  close_findings(w.run, file, line);
 }
 
 std::string check_barrier_release(Worker& w, unsigned n, const char* file, int line) {
-  if (w.checking) {
-    w.blk_seen = std::max(w.blk_seen, w.blk_seen_pending);
-    w.blk_acq = std::max(w.blk_acq, w.blk_acq_pending);
-    close_findings(w.run, file, line);
-    trace_barrier(w, file, line);
-  }
   w.epoch_file = file;
   w.epoch_line = line;
   // How often each barrier was passed, for a loop that never ends.
@@ -407,8 +412,9 @@ std::string check_barrier_release(Worker& w, unsigned n, const char* file, int l
   return out;
 }
 
-void check_warp_sync(Worker& w, unsigned warp_index, unsigned lanes) {
+void MemoryChecker::warp_collective(Worker& w, unsigned warp_index, const WarpGroup& g) {
   if (!w.checking) return;
+  const unsigned lanes = g.arrived;
   Thread* t = &w.threads[warp_index * 32];
   uint16_t join[32] = {0};
   for (unsigned l = 0; l < 32; ++l)
@@ -421,7 +427,7 @@ void check_warp_sync(Worker& w, unsigned warp_index, unsigned lanes) {
     }
 }
 
-void check_fence(Worker& w, Thread& t) {
+void MemoryChecker::fence(Worker& w, Thread& t) {
   if (!w.checking) return;
   ThreadCheck& k = t.ck;
   ++k.fences;
@@ -431,7 +437,7 @@ void check_fence(Worker& w, Thread& t) {
   w.blk_acq_pending = std::max(w.blk_acq_pending, k.acq);
 }
 
-uint8_t check_cbar_slot(Worker& w, const CBarState* b) {
+static uint8_t cbar_slot(Worker& w, const CBarState* b) {
   for (int i = 0; i < w.ncbar; ++i)
     if (w.cbar_slots[i] == b) return uint8_t(i);
   if (w.ncbar == 4) return kNoSlot;  // a fifth barrier in one block: its phases order nothing (may over-report)
@@ -439,17 +445,17 @@ uint8_t check_cbar_slot(Worker& w, const CBarState* b) {
   return uint8_t(w.ncbar++);
 }
 
-void check_cbar_arrive(Worker& w, Thread& t, const CBarState* b) {
+void MemoryChecker::cbar_arrive(Worker& w, Thread& t, const CBarState* b, uint64_t, bool, const char*, int) {
   if (!w.checking) return;
-  uint8_t s = check_cbar_slot(w, b);
+  uint8_t s = cbar_slot(w, b);
   if (s == kNoSlot) return;
   ++t.ck.carr[s];
   t.ck.cslot = s;
 }
 
-void check_cbar_waited(Worker& w, Thread& t, const CBarState* b, uint64_t phase) {
+void MemoryChecker::cbar_waited(Worker& w, Thread& t, const CBarState* b, uint64_t phase) {
   if (!w.checking) return;
-  uint8_t s = check_cbar_slot(w, b);
+  uint8_t s = cbar_slot(w, b);
   if (s == kNoSlot) return;
   t.ck.cwait[s] = std::max<uint16_t>(t.ck.cwait[s], uint16_t(phase + 1));
   t.ck.cslot = s;
@@ -566,7 +572,7 @@ static bool line_of_rmw(uint32_t pa, uint32_t pb) {
 __attribute__((noinline, cold)) static void record_hazard(const Ctx& c, const Stamp& a, const char* kind) {
   Checker& k = g_chk;
   ++k.total_hazards;
-  trace_hazard(*c.w, kind, a.thread, a.pc, c.s.thread, c.s.pc, int(c.space), c.addr, a.run != c.s.run);
+  Observers::hazard(*c.w, kind, a.thread, a.pc, c.s.thread, c.s.pc, c.space, c.addr, a.run != c.s.run);
   bool cross = a.run != c.s.run;
   std::string key = strf("%s|%u|%u|%d", kind, a.pc, c.s.pc, int(c.space));
   for (Finding& f : k.hazards)
@@ -604,7 +610,7 @@ __attribute__((noinline, cold)) static void record_hazard(const Ctx& c, const St
 __attribute__((noinline, cold)) static void record_uninit(const Ctx& c) {
   Checker& k = g_chk;
   ++k.total_uninit;
-  trace_uninit(*c.w, c.s.thread, c.s.pc, int(c.space), c.addr);
+  Observers::uninit(*c.w, c.s.thread, c.s.pc, c.space, c.addr);
   std::string key = strf("%u|%d", c.s.pc, int(c.space));
   for (Finding& f : k.uninit)
     if (f.key == key) {
@@ -698,54 +704,81 @@ static void check_cell(Ctx& c, Cell& cell, uint32_t mask, bool write, bool read)
   (void)size;
 }
 
+// ---- the access front end ----------------------------------------------------------------------
+// Every instrumented access of an observed launch comes here: it finds where the access lands
+// (static or dynamic shared memory, or which device buffer) and raises it to the observers.
+
+bool g_observed_launch = false;
+
+// The device buffer whose mapping (front canaries, data, slack, guard page) holds `a`, or null for
+// memory that is not device memory (the built-in variables, host or __device__ variables).
+static inline DevShadow* device_region(uintptr_t a) {
+  Checker& k = g_chk;
+  DevShadow* d = k.mru;
+  if (d && a - d->map_lo >= d->map_hi - d->map_lo) {
+    std::swap(k.mru, k.mru2);
+    d = k.mru;
+  }
+  if (d && a - d->map_lo < d->map_hi - d->map_lo) return d;
+  if (a - k.gap_lo < k.gap_hi - k.gap_lo) return nullptr;
+  // Below a buffer's start (a negative index) are its front canaries, above its end the slack.
+  d = nullptr;
+  auto it = std::upper_bound(k.devs.begin(), k.devs.end(), a, [](uintptr_t x, const DevShadow* s) { return x < s->data; });
+  if (it != k.devs.begin() && a < (*(it - 1))->map_hi) d = *(it - 1);
+  else if (it != k.devs.end() && a >= (*it)->map_lo) d = *it;
+  if (!d) {
+    k.gap_lo = it == k.devs.begin() ? 0 : (*(it - 1))->map_hi;
+    k.gap_hi = it == k.devs.end() ? UINTPTR_MAX : (*it)->map_lo;
+    return nullptr;
+  }
+  k.mru2 = k.mru;
+  k.mru = d;
+  return d;
+}
+
 __attribute__((noinline)) static void on_access(uintptr_t a, size_t size, bool write, bool read, bool atomic, void* ra) {
   Worker* w = tl_worker;
-  if (__builtin_expect(!w || !w->checking, 1)) return;
+  if (__builtin_expect(!w || !w->observed, 1)) return;
   ThreadView* tv = tl_thread;
   if (!tv) return;
   Thread& t = *reinterpret_cast<Thread*>(tv);
   if (a - t.stack_lo < w->stack_bytes) return;  // the thread's own locals
+  Space space;
+  DevShadow* region = nullptr;
+  if (a - w->sh_lo < w->sh_len) space = Space::Shared;
+  else if (a - w->dyn_lo < w->dyn_len) space = Space::Dynamic;
+  else if ((region = device_region(a))) space = Space::Device;
+  else return;
+  Observers::access(AccessEvent{*w, t, a, size, pc32(ra), space, write, read, atomic, region});
+}
+
+// ---- the checker's handler ------------------------------------------------------------------------
+
+void MemoryChecker::access(const AccessEvent& e) {
+  Worker* w = &e.w;
+  if (!w->checking) return;
+  Thread& t = e.t;
+  const uintptr_t a = e.addr;
+  const size_t size = e.size;
+  const bool write = e.write, read = e.read, atomic = e.atomic;
   Ctx c;
+  c.space = e.space;
   Cell* cells;
   uintptr_t base;
-  if (a - w->sh_lo < w->sh_len) {
-    c.space = Space::Shared;
+  if (c.space == Space::Shared) {
     base = w->sh_lo;
     cells = w->sh_shadow;
-  } else if (a - w->dyn_lo < w->dyn_len) {
-    c.space = Space::Dynamic;
+  } else if (c.space == Space::Dynamic) {
     base = w->dyn_lo;
     cells = w->dyn_shadow;
   } else {
-    Checker& k = g_chk;
-    DevShadow* d = k.mru;
-    if (d && a - d->map_lo >= d->map_hi - d->map_lo) {
-      std::swap(k.mru, k.mru2);
-      d = k.mru;
-    }
-    if (!d || a - d->map_lo >= d->map_hi - d->map_lo) {
-      if (a - k.gap_lo < k.gap_hi - k.gap_lo) return;
-      // The buffer whose mapping holds the address: below its start (a negative index) are its
-      // front canaries, above its end the slack and the guard page.
-      d = nullptr;
-      auto it = std::upper_bound(k.devs.begin(), k.devs.end(), a, [](uintptr_t x, const DevShadow* s) { return x < s->data; });
-      if (it != k.devs.begin() && a < (*(it - 1))->map_hi) d = *(it - 1);
-      else if (it != k.devs.end() && a >= (*it)->map_lo) d = *it;
-      if (!d) {  // not device memory: the built-in variables, host or __device__ variables
-        k.gap_lo = it == k.devs.begin() ? 0 : (*(it - 1))->map_hi;
-        k.gap_hi = it == k.devs.end() ? UINTPTR_MAX : (*it)->map_lo;
-        return;
-      }
-      k.mru2 = k.mru;
-      k.mru = d;
-    }
-    c.space = Space::Device;
+    DevShadow* d = e.region;
     base = d->data;
     cells = d->cells;
     c.w = w;
     c.t = &t;
     c.addr = a;
-    c.s.pc = pc32(ra);
+    c.s.pc = e.pc;
     c.s.thread = uint16_t(t.linear);
     if (a < d->data || a + size > d->data + d->bytes) {
       Where x = describe(*w, Space::Device, a);
@@ -761,7 +794,7 @@ __attribute__((noinline)) static void on_access(uintptr_t a, size_t size, bool w
   ThreadCheck& k = t.ck;
   c.s.run = w->run;
   c.s.epoch = w->bar_epoch;
-  c.s.pc = pc32(ra);
+  c.s.pc = e.pc;
   c.s.wclock = k.vc[t.view.lane];
   c.s.thread = uint16_t(t.linear);
   c.s.carr = k.cslot != kNoSlot ? k.carr[k.cslot] : 0;
@@ -818,7 +851,6 @@ __attribute__((noinline)) static void on_access(uintptr_t a, size_t size, bool w
     k.seen = ch.rel_seq;
     w->blk_seen_pending = std::max(w->blk_seen_pending, k.seen);
   }
-  if (__builtin_expect(g_trace_on, 0)) trace_access(*w, t, int(c.space), a, size, write, read, atomic, c.s.pc);
   uintptr_t hi = a + size;
   for (uintptr_t ca = base + ((a - base) & ~uintptr_t(3)); ca < hi; ca += 4) {
     uint32_t m = byte_mask(ca, a, hi);
@@ -895,7 +927,6 @@ std::string check_launch_end(Grid& g, int* code, std::string* kind) {
   Checker& k = g_chk;
   if (!k.active) return "";
   k.active = false;
-  trace_launch_end(g);
   if (k.hazards.empty() && k.uninit.empty()) return "";
   std::vector<uint32_t> pcs;
   for (auto* list : {&k.hazards, &k.uninit})
@@ -971,7 +1002,7 @@ std::string check_launch_end(Grid& g, int* code, std::string* kind) {
 // profile of the fast path (scripts/bench_sim.py).
 static inline __attribute__((always_inline)) void on_access(uintptr_t a, size_t size, bool write, bool read, bool atomic,
                                                             void* ra) {
-  if (__builtin_expect(cudasim::detail::g_chk.active, 0)) cudasim::detail::on_access(a, size, write, read, atomic, ra);
+  if (__builtin_expect(cudasim::detail::g_observed_launch, 0)) cudasim::detail::on_access(a, size, write, read, atomic, ra);
 }
 #define RA __builtin_return_address(0)
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "events.h"
+
 namespace cudasim {
 namespace detail {
 
@@ -57,19 +59,25 @@ struct ThreadCheck {
   uint32_t last_pc;     // its last access, for "returned after ..." messages
 };
 
-// Engine hooks (check.cpp). All of them are cheap no-ops when the grid is not checked.
-void check_launch_begin(Grid& g, const void* const* ptr_args, const char* const* ptr_names, int n);
+// The memory checker as an observer of the engine's events (events.h). Every handler is a cheap
+// no-op when the grid is not checked.
+struct MemoryChecker : NoEvents {
+  static void launch_begin(const LaunchBegin& e);
+  static void block_begin(Worker& w, unsigned nthreads);
+  static void block_end(Worker& w);
+  static void access(const AccessEvent& a);
+  static void barrier(Worker& w, const char* file, int line);
+  // The lanes that met are ordered with each other.
+  static void warp_collective(Worker& w, unsigned warp_index, const WarpGroup& g);
+  static void fence(Worker& w, Thread& t);
+  // What the thread does after arriving belongs to the next phase.
+  static void cbar_arrive(Worker& w, Thread& t, const CBarState* b, uint64_t phase, bool completes, const char* file, int line);
+  static void cbar_waited(Worker& w, Thread& t, const CBarState* b, uint64_t phase);
+};
 // After the checked run: "" or the report of what was found; *code is 3 (hazards) or 4 (other).
 std::string check_launch_end(Grid& g, int* code, std::string* kind);
-void check_block_begin(Worker& w, unsigned nthreads);
-void check_block_end(Worker& w);
-// A __syncthreads() released: returns "" or a strict-barrier diagnostic (threads that returned).
+// A __syncthreads() is about to release: returns "" or a strict-barrier diagnostic (threads that returned).
 std::string check_barrier_release(Worker& w, unsigned nthreads, const char* file, int line);
-void check_warp_sync(Worker& w, unsigned warp_index, unsigned lanes);
-void check_fence(Worker& w, Thread& t);
-uint8_t check_cbar_slot(Worker& w, const CBarState* b);
-void check_cbar_arrive(Worker& w, Thread& t, const CBarState* b);
-void check_cbar_waited(Worker& w, Thread& t, const CBarState* b, uint64_t phase);
 // Host-side writes into device memory: cudaMemcpy, cudaMemset.
 enum class HostWrite : uint8_t { Copy = 1, Memset = 2 };
 void shadow_host_write(const void* dst, size_t bytes, HostWrite how);

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "internal.h"
-#include "trace.h"
+#include "events.h"
 
 namespace cudasim {
 namespace detail {
@@ -224,7 +224,7 @@ int syncthreads_reduce(int kind, int pred, const char* file, int line) {
 void threadfence() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (Worker* w = tl_worker)
-    if (tl_thread) check_fence(*w, self_thread());
+    if (tl_thread) Observers::fence(*w, self_thread());
 }
 
 long long device_clock() {
@@ -262,7 +262,6 @@ static int64_t as_signed32(uint64_t v) { return (int64_t)(int32_t)(uint32_t)v; }
 // All live lanes of the group's mask have arrived: compute every lane's result, wake them up.
 static void complete_group(Worker& w, unsigned warp_index, WarpGroup& g) {
   Thread* lanes = &w.threads[warp_index * 32];
-  check_warp_sync(w, warp_index, g.arrived);  // the lanes that met are ordered with each other
   if (g.op == WarpOp::Activemask) {
     for (unsigned l = 0; l < 32; ++l) {
       if (!(g.arrived & (1u << l))) continue;
@@ -277,7 +276,7 @@ static void complete_group(Worker& w, unsigned warp_index, WarpGroup& g) {
         w.woke = true;
       }
     }
-    trace_warp(w, warp_index, g);
+    Observers::warp_collective(w, warp_index, g);
     return;
   }
   unsigned ballot = 0;
@@ -344,7 +343,7 @@ static void complete_group(Worker& w, unsigned warp_index, WarpGroup& g) {
       w.woke = true;
     }
   }
-  trace_warp(w, warp_index, g);
+  Observers::warp_collective(w, warp_index, g);
 }
 
 static bool group_complete(const Warp& wp, const WarpGroup& g) {
@@ -466,10 +465,9 @@ uint64_t cbar_arrive(CBarState* b, long update, bool drop, const char* file, int
                       "initialised for %d at %s).", where(file, line).c_str(), who(w, t).c_str(), update, b->pending,
                       b->pending == 1 ? "" : "s", b->expected, where(b->init_file, b->init_line).c_str()));
   uint64_t token = b->phase;
-  check_cbar_arrive(w, t, b);  // what the thread does from here on belongs to the next phase
   if (drop) --b->expected;
   b->pending -= (int32_t)update;
-  trace_cbar(w, t, b, token, b->pending == 0, file, line);
+  Observers::cbar_arrive(w, t, b, token, b->pending == 0, file, line);
   if (b->pending == 0) {
     // The phase completes: wake the threads that wait for it.
     ++b->phase;
@@ -497,7 +495,7 @@ void cbar_wait(CBarState* b, uint64_t token, const char* file, int line) {
     thread_fault(w, t, "barrier", strf("cuda::barrier misuse at %s: %s: wait() with a token that arrive() did not return.",
                                        where(file, line).c_str(), who(w, t).c_str()));
   if (token < b->phase) {  // that phase has completed already
-    check_cbar_waited(w, t, b, token);
+    Observers::cbar_waited(w, t, b, token);
     return;
   }
   t.st = St::AtCBar;
@@ -509,7 +507,7 @@ void cbar_wait(CBarState* b, uint64_t token, const char* file, int line) {
   t.wait_what = "cuda::barrier::wait()";
   ++w.at_cbar;
   switch_away(w, t);
-  check_cbar_waited(w, t, b, token);
+  Observers::cbar_waited(w, t, b, token);
 }
 
 // ---- static shared memory ----------------------------------------------------------------------
@@ -746,6 +744,7 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
   const dim3 gd = g.grid, bd = g.block;
   unsigned n = bd.x * bd.y * bd.z;
   w.checking = g.checking;
+  w.observed = g.observed;
   w.rng = g.seed ^ (uint64_t(linear) * 0x9E3779B97F4A7C15ull) ^ 0x5DEECE66Dull;
   w.block.bid = uint3{linear % gd.x, (linear / gd.x) % gd.y, linear / (gd.x * gd.y)};
   w.block.bdim = bd;
@@ -780,7 +779,7 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
   w.bar_sites.clear();
   w.epoch_file = nullptr;
   w.epoch_line = 0;
-  check_block_begin(w, n);
+  Observers::block_begin(w, n);
   bump(w.threads_run, n);
   w.hot_count.store(0, std::memory_order_relaxed);
   w.block_start_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count(),
@@ -848,7 +847,7 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
       if (!overrun.empty())
         g.fail(4, "out-of-bounds", strf("out-of-bounds write to shared memory in %s, block %s: %s.\n  %s", ksite().c_str(),
                                         blk().c_str(), overrun.c_str(), hint));
-      check_block_end(w);
+      Observers::block_end(w);
       return;
     }
     if (w.at_cbar > 0) {
@@ -901,6 +900,7 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
     }
     // Strict barriers: a thread that returned while the others pass another barrier is divergence
     // (CUDA leaves it undefined), and a barrier passed without end is a loop that never ends.
+    Observers::barrier(w, w.bar_file, w.bar_line);
     std::string problem = check_barrier_release(w, n, w.bar_file, w.bar_line);
     if (!problem.empty()) {
       if (exited > 0 && problem.compare(0, 4, "    ") == 0)
@@ -960,10 +960,10 @@ static void worker_loop(Worker* w) {
       g = p.grid;
     }
     w->grid = g;
-    // A checked grid runs on one worker: the checker's shadow state is not shared between threads,
-    // and what it finds does not depend on the number of cores.
+    // An observed grid (checked or profiled) runs on one worker: the observers' state is not shared
+    // between threads, and what they find does not depend on the number of cores.
     for (;;) {
-      if (g->checking && w->index != 0) break;
+      if (g->observed && w->index != 0) break;
       if (g->abort.load()) break;
       size_t i = g->next.fetch_add(1);
       if (i >= g->order.size()) break;

@@ -142,6 +142,7 @@ struct Worker {
   // The memory checker (check.cpp): whether this grid is checked, the block run being checked,
   // the size of a fiber's stack (its locals are not shared), and the shadows of shared memory.
   bool checking = false;
+  bool observed = false;  // the grid is checked or profiled (see Grid::observed)
   uint32_t run = 0;
   size_t stack_bytes = 0;  // of every fiber's stack, from Thread::stack_lo up
   uintptr_t sh_lo = 0, sh_len = 0;
@@ -167,6 +168,9 @@ struct Worker {
 };
 
 extern __thread Worker* tl_worker;
+// Some observer watches the launch in flight: the instrumentation's entry points raise accesses
+// (check.cpp). Off, an access costs a call, this test and a return.
+extern bool g_observed_launch;
 
 // An error found while running a grid: the first one wins.
 struct ErrorRec {
@@ -184,6 +188,9 @@ struct Grid {
   Schedule schedule;
   int schedule_index;
   bool checking = false;  // the memory checker runs (one worker, first schedule)
+  // Some observer watches this run (the checker, or the profiler: profile.h): it runs on one worker
+  // and its accesses are raised as events.
+  bool observed = false;
   uint64_t seed;
   std::vector<uint32_t> order;  // block dispatch order
   std::atomic<size_t> next{0};

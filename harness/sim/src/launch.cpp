@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "events.h"
 #include "internal.h"
 
 namespace cudasim {
@@ -170,10 +171,14 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     g.schedule = o.schedules[s];
     g.schedule_index = s;
     g.checking = s == 0 && o.checks;
+    g.observed = g.checking || profiles(s);
     g.seed = o.seed * 0x9E3779B97F4A7C15ull + launch_no;
     g_schedule_index.store(s);
-    check_launch_begin(g, aptr.data(), aname.data(), (int)aptr.size());
+    Observers::launch_begin(LaunchBegin{g, aptr.data(), aname.data(), (int)aptr.size()});
+    g_observed_launch = g.observed;
     run_grid(g);
+    g_observed_launch = false;
+    Observers::launch_end(g);
     g_schedule_index.store(0);
     int ccode = 0;
     std::string ckind;

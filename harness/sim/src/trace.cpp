@@ -42,7 +42,7 @@ struct Ev {
   bool open = false;
 };
 
-struct Tracer {
+struct TraceState {
   FILE* f = nullptr;
   long block = 0;
   bool launch = false;      // the current launch is traced (its checked run)
@@ -51,8 +51,9 @@ struct Tracer {
   long pending = -1;        // index in evs of the access whose written value is not read yet
   bool truncated = false;
   std::set<uint32_t> pcs;
+  std::vector<std::string> deferred;  // findings about the access being handled (Tracer::hazard)
 };
-Tracer g_tr;
+TraceState g_tr;
 
 struct Init {
   Init() {
@@ -141,7 +142,8 @@ std::string named(Worker& w, int space, uintptr_t a) {
 }
 }  // namespace
 
-void trace_launch_begin(const Grid& g) {
+void Tracer::launch_begin(const LaunchBegin& e) {
+  const Grid& g = e.g;
   if (!g_trace_on) return;
   g_tr.launch = g.checking;
   if (!g.checking) return;
@@ -153,7 +155,7 @@ void trace_launch_begin(const Grid& g) {
                   g.block.x, g.block.y, g.block.z, g.shmem, g_tr.block >= 0 && (unsigned long long)g_tr.block < blocks ? "true" : "false"));
 }
 
-void trace_launch_end(const Grid& g) {
+void Tracer::launch_end(Grid& g) {
   if (!g_trace_on || !g_tr.launch || !g.checking) return;
   if (g_tr.w) flush_block();  // the block stopped early (an error)
   g_tr.w = nullptr;
@@ -167,7 +169,7 @@ void trace_launch_end(const Grid& g) {
   std::fflush(g_tr.f);
 }
 
-void trace_block_begin(Worker& w) {
+void Tracer::block_begin(Worker& w, unsigned) {
   if (!g_trace_on || !g_tr.launch || (long)w.block_linear != g_tr.block) return;
   g_tr.w = &w;
   g_tr.evs.clear();
@@ -177,7 +179,7 @@ void trace_block_begin(Worker& w) {
   add(strf("{\"e\":\"block\",\"b\":%u,\"threads\":%u}", w.block_linear, b.x * b.y * b.z));
 }
 
-void trace_block_end(Worker& w) {
+void Tracer::block_end(Worker& w) {
   if (!tracing(w)) return;
   settle();
   std::string arrays;
@@ -197,14 +199,20 @@ void trace_block_end(Worker& w) {
   g_tr.w = nullptr;
 }
 
-void trace_barrier(Worker& w, const char* file, int line) {
+void Tracer::barrier(Worker& w, const char* file, int line) {
   if (!tracing(w)) return;
   add("{\"e\":\"bar\",\"site\":" + site(file, line) + "}");
 }
 
-void trace_access(Worker& w, const Thread& t, int space, uintptr_t a, size_t size, bool write, bool read, bool atomic,
-                  uint32_t pc) {
+void Tracer::record(const AccessEvent& acc) {
+  Worker& w = acc.w;
   if (!tracing(w)) return;
+  const Thread& t = acc.t;
+  const int space = int(acc.space);
+  const uintptr_t a = acc.addr;
+  const size_t size = acc.size;
+  const bool write = acc.write, read = acc.read, atomic = acc.atomic;
+  const uint32_t pc = acc.pc;
   g_tr.pcs.insert(pc);
   std::string s = strf("{\"e\":\"acc\",\"t\":%u,\"k\":\"%s\",\"atomic\":%s,%s,\"n\":%zu,\"pc\":%u", t.linear,
                        read && write ? "rw" : write ? "w" : "r", atomic ? "true" : "false", named(w, space, a).c_str(), size, pc);
@@ -218,21 +226,26 @@ void trace_access(Worker& w, const Thread& t, int space, uintptr_t a, size_t siz
     e.open = true;
     g_tr.pending = long(g_tr.evs.size() - 1);
   }
+  // Raised inside this access's hook, before its store: they must not read the written value back.
+  for (std::string& d : g_tr.deferred) add(std::move(d), false);
+  g_tr.deferred.clear();
 }
 
-void trace_hazard(Worker& w, const char* kind, unsigned ta, uint32_t pca, unsigned tb, uint32_t pcb, int space, uintptr_t a,
-                  bool cross) {
+// The checker raises hazards and uninitialized reads while it handles an access, before the tracer
+// (after it in the fan-out) has recorded that access: they wait in `deferred` and follow it.
+void Tracer::hazard(Worker& w, const char* kind, unsigned ta, uint32_t pca, unsigned tb, uint32_t pcb, Space space, uintptr_t a,
+                    bool cross) {
   if (!tracing(w)) return;
   g_tr.pcs.insert(pca);
   g_tr.pcs.insert(pcb);
-  add(strf("{\"e\":\"hazard\",\"kind\":%s,\"ta\":%u,\"pca\":%u,\"tb\":%u,\"pcb\":%u,\"cross\":%s,%s}", json_str(kind).c_str(), ta,
-           pca, tb, pcb, cross ? "true" : "false", named(w, space, a).c_str()), false);
+  g_tr.deferred.push_back(strf("{\"e\":\"hazard\",\"kind\":%s,\"ta\":%u,\"pca\":%u,\"tb\":%u,\"pcb\":%u,\"cross\":%s,%s}", json_str(kind).c_str(), ta,
+           pca, tb, pcb, cross ? "true" : "false", named(w, int(space), a).c_str()));
 }
 
-void trace_uninit(Worker& w, unsigned thread, uint32_t pc, int space, uintptr_t a) {
+void Tracer::uninit(Worker& w, unsigned thread, uint32_t pc, Space space, uintptr_t a) {
   if (!tracing(w)) return;
   g_tr.pcs.insert(pc);
-  add(strf("{\"e\":\"uninit\",\"t\":%u,\"pc\":%u,%s}", thread, pc, named(w, space, a).c_str()), false);
+  g_tr.deferred.push_back(strf("{\"e\":\"uninit\",\"t\":%u,\"pc\":%u,%s}", thread, pc, named(w, int(space), a).c_str()));
 }
 
 static const char* warp_op_name(WarpOp op) {
@@ -242,7 +255,7 @@ static const char* warp_op_name(WarpOp op) {
   return names[int(op)];
 }
 
-void trace_warp(Worker& w, unsigned warp_index, const WarpGroup& g) {
+void Tracer::warp_collective(Worker& w, unsigned warp_index, const WarpGroup& g) {
   if (!tracing(w)) return;
   std::string param, val, res;
   for (unsigned l = 0; l < 32; ++l) {
@@ -259,7 +272,7 @@ void trace_warp(Worker& w, unsigned warp_index, const WarpGroup& g) {
            param.c_str(), val.c_str(), res.c_str()));
 }
 
-void trace_cbar(Worker& w, const Thread& t, const CBarState* b, uint64_t phase, bool completes, const char* file, int line) {
+void Tracer::cbar_arrive(Worker& w, Thread& t, const CBarState* b, uint64_t phase, bool completes, const char* file, int line) {
   if (!tracing(w)) return;
   add(strf("{\"e\":\"cbar\",\"t\":%u,\"phase\":%llu,\"done\":%s,\"site\":%s,\"init\":%s,%s}", t.linear, (unsigned long long)phase,
            completes ? "true" : "false", site(file, line).c_str(), site(b->init_file, b->init_line).c_str(),

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <string>
 
+#include "events.h"
+
 namespace cudasim {
 namespace detail {
 
@@ -24,19 +26,25 @@ struct CBarState;
 
 extern bool g_trace_on;  // CUDASIM_TRACE is set
 
-void trace_launch_begin(const Grid& g);
-void trace_launch_end(const Grid& g);
-void trace_block_begin(Worker& w);
-void trace_block_end(Worker& w);
-void trace_barrier(Worker& w, const char* file, int line);
-// space: 0 static shared, 1 dynamic shared, 2 device memory.
-void trace_access(Worker& w, const Thread& t, int space, uintptr_t a, size_t size, bool write, bool read, bool atomic,
-                  uint32_t pc);
-void trace_hazard(Worker& w, const char* kind, unsigned thread_a, uint32_t pc_a, unsigned thread_b, uint32_t pc_b, int space,
-                  uintptr_t a, bool cross_block);
-void trace_uninit(Worker& w, unsigned thread, uint32_t pc, int space, uintptr_t a);
-void trace_warp(Worker& w, unsigned warp_index, const WarpGroup& g);
-void trace_cbar(Worker& w, const Thread& t, const CBarState* b, uint64_t phase, bool completes, const char* file, int line);
+// The tracer as an observer of the engine's events (events.h), and of the checker's findings.
+struct Tracer : NoEvents {
+  static void launch_begin(const LaunchBegin& e);
+  static void launch_end(Grid& g);
+  static void block_begin(Worker& w, unsigned nthreads);
+  static void block_end(Worker& w);
+  static inline __attribute__((always_inline)) void access(const AccessEvent& a) {
+    if (__builtin_expect(g_trace_on, 0)) record(a);
+  }
+  static void barrier(Worker& w, const char* file, int line);
+  static void warp_collective(Worker& w, unsigned warp_index, const WarpGroup& g);
+  static void cbar_arrive(Worker& w, Thread& t, const CBarState* b, uint64_t phase, bool completes, const char* file, int line);
+  static void hazard(Worker& w, const char* kind, unsigned thread_a, uint32_t pc_a, unsigned thread_b, uint32_t pc_b, Space space,
+                     uintptr_t a, bool cross_block);
+  static void uninit(Worker& w, unsigned thread, uint32_t pc, Space space, uintptr_t a);
+
+ private:
+  static void record(const AccessEvent& a);
+};
 void trace_error(const Grid& g, const char* kind, const std::string& message);
 
 }  // namespace detail
