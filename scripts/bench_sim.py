@@ -36,6 +36,7 @@ import platform
 import shutil
 import statistics
 import subprocess
+from typing import List
 import sys
 from pathlib import Path
 
@@ -240,6 +241,57 @@ def build_binary(root: Path, folder: Path, extra) -> Path:
     return bld.binary_path(folder, TARGET)
 
 
+def build_baseline(root: Path, rev: str) -> Path:
+    """REV's p14 --complete simulator binary, built from a detached worktree of REV in
+    build-baseline/ (the worktree is the source, so this tree's changes do not leak into it)."""
+    commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--verify", rev + "^{commit}"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, universal_newlines=True)
+    if commit.returncode != 0:
+        raise RuntimeError("--baseline %s: not a commit of this repository (%s)" % (rev, commit.stderr.strip()))
+    sha = commit.stdout.strip()
+    top = root / "build-baseline"
+    source, folder = top / ("src-" + sha[:12]), top / ("build-" + sha[:12])
+    if not source.is_dir():
+        top.mkdir(exist_ok=True)
+        subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", str(source), sha], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if not bld.is_configured(folder):
+        with bld.BuildLock(folder, source):
+            subprocess.run(bld.configure_cmd(source, folder, None), check=True, stdout=subprocess.DEVNULL)
+    bld.build_target(source, folder, TARGET, "solutions/p14/p14.cu")
+    return bld.binary_path(folder, TARGET)
+
+
+def baseline_report(root: Path, rev: str, n: int, tpb: int, runs: int) -> List[str]:
+    """The fast path and every-check-on rows of this tree against REV's, measured in one run with
+    the two binaries' runs interleaved, so that the machine's drift falls on both alike."""
+    old_bin = build_baseline(root, rev)
+    new_bin = build_binary(root, build_dir(root), None)
+    times = {(b, c): [] for b in ("old", "new") for c in (False, True)}
+    launched = None
+    for _ in range(runs):
+        for checks in (False, True):
+            for name, binary in (("old", old_bin), ("new", new_bin)):
+                r = run_sim(binary, n, tpb, "forward", checks=checks)
+                if r["verdict"] != "pass":
+                    raise RuntimeError("%s gave a wrong result" % binary)
+                times[(name, checks)].append(r["kernel_seconds"])
+                launched = r["threads"]
+    rev_name = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", rev], stdout=subprocess.PIPE,
+                              universal_newlines=True).stdout.strip()
+    out = ["# cudasim speed: this tree against %s" % rev_name, "",
+           "- machine: %s" % machine(), "- this tree: %s" % (source_version(root) or "unknown"),
+           "- p14 `--complete` reference, n = %d, %d threads per block, one worker; median of %d runs each, "
+           "the two builds' runs interleaved; launched CUDA threads per second" % (n, tpb, runs),
+           "- command: `python3 scripts/bench_sim.py --baseline %s --n %d --runs %d`" % (rev, n, runs), "",
+           "| measurement | %s | this tree | change |" % rev_name, "|---|---:|---:|---:|"]
+    for checks, label in ((False, "fast path (memory checks off)"), (True, "every memory check on")):
+        old = launched / statistics.median(times[("old", checks)])
+        new = launched / statistics.median(times[("new", checks)])
+        out.append("| %s | %s | %s | %+.1f %% |" % (label, fmt(old), fmt(new), 100.0 * (new / old - 1)))
+    return out
+
+
 def fmt(x: float) -> str:
     return "{:,.0f}".format(x)
 
@@ -262,9 +314,23 @@ def main(argv):
     ap.add_argument("--no-opencl", action="store_true", help="skip PoCL and Oclgrind even if installed")
     ap.add_argument("--no-ucontext", action="store_true", help="skip the ucontext build (build-ucontext/)")
     ap.add_argument("--out", help="also write the report to this file")
+    ap.add_argument("--baseline", metavar="REV",
+                    help="instead of the full report: the fast path and every-check-on rows of this tree against "
+                         "commit REV's, in one run (REV is built in build-baseline/)")
     args = ap.parse_args(argv)
 
     root = repo_root()
+    if args.baseline:
+        try:
+            report = baseline_report(root, args.baseline, args.n, args.tpb, max(args.runs, 5))
+        except (BuildError, RuntimeError, subprocess.CalledProcessError) as e:
+            print("bench_sim.py: %s" % e, file=sys.stderr)
+            return 2
+        text = "\n".join(report) + "\n"
+        sys.stdout.write(text)
+        if args.out:
+            Path(args.out).write_text(text, encoding="utf-8")
+        return 0
     builds = [("default build (build/)", build_dir(root), None)]
     if not args.no_ucontext:
         builds.append(("ucontext fallback (build-ucontext/)", root / "build-ucontext", ["-DCUDASIM_FIBERS=UCONTEXT"]))
