@@ -323,17 +323,21 @@ void MemoryChecker::launch_begin(const LaunchBegin& e) {
 void MemoryChecker::block_begin(Worker& w, unsigned n) {
   if (!w.checking) return;
   Checker& c = g_chk;
-  w.run = c.next_run++;
+  if (!w.ck) w.ck = new WorkerCheck();  // lives as long as the worker
+  WorkerCheck& wc = *w.ck;
+  wc.run = c.next_run++;
+  wc.arr_lo = wc.arr_len = 0;
+  if (wc.threads.size() < n) wc.threads.resize(n);
   c.run_block.push_back(w.block_linear);
   c.releases.emplace_back();
   for (unsigned i = 0; i < n; ++i) {
-    ThreadCheck& k = w.threads[i].ck;
+    ThreadCheck& k = wc.threads[i];
     std::memset(&k, 0, sizeof k);
     k.cslot = kNoSlot;
     k.vc[i % 32] = 1;  // a lane's own clock starts above what the others know of it (0)
   }
-  w.ncbar = 0;
-  w.blk_seen = w.blk_seen_pending = w.blk_acq = w.blk_acq_pending = 0;
+  wc.ncbar = 0;
+  wc.blk_seen = wc.blk_seen_pending = wc.blk_acq = wc.blk_acq_pending = 0;
   w.epoch_file = nullptr;
   w.epoch_line = 0;
   w.bar_sites.clear();
@@ -351,14 +355,15 @@ static void close_findings(uint32_t run, const char* file, int line) {
 
 void MemoryChecker::block_end(Worker& w) {
   if (!w.checking) return;
-  close_findings(w.run, nullptr, 0);
+  close_findings(w.ck->run, nullptr, 0);
 }
 
 void MemoryChecker::barrier(Worker& w, const char* file, int line) {
   if (!w.checking) return;
-  w.blk_seen = std::max(w.blk_seen, w.blk_seen_pending);
-  w.blk_acq = std::max(w.blk_acq, w.blk_acq_pending);
-  close_findings(w.run, file, line);
+  WorkerCheck& wc = *w.ck;
+  wc.blk_seen = std::max(wc.blk_seen, wc.blk_seen_pending);
+  wc.blk_acq = std::max(wc.blk_acq, wc.blk_acq_pending);
+  close_findings(wc.run, file, line);
 }
 
 std::string check_barrier_release(Worker& w, unsigned n, const char* file, int line) {
@@ -393,7 +398,7 @@ std::string check_barrier_release(Worker& w, unsigned n, const char* file, int l
       here.push_back(i);
       continue;
     }
-    std::pair<uint32_t, uint32_t> key{t.bars_at_exit, w.checking ? t.ck.last_pc : 0};
+    std::pair<uint32_t, uint32_t> key{t.bars_at_exit, w.checking ? w.ck->threads[i].last_pc : 0};
     auto it = std::find_if(gone.begin(), gone.end(), [&](auto& p) { return p.first == key; });
     if (it == gone.end()) gone.push_back({key, {i}});
     else it->second.push_back(i);
@@ -415,50 +420,52 @@ std::string check_barrier_release(Worker& w, unsigned n, const char* file, int l
 void MemoryChecker::warp_collective(Worker& w, unsigned warp_index, const WarpGroup& g) {
   if (!w.checking) return;
   const unsigned lanes = g.arrived;
-  Thread* t = &w.threads[warp_index * 32];
+  ThreadCheck* t = &w.ck->threads[warp_index * 32];
   uint16_t join[32] = {0};
   for (unsigned l = 0; l < 32; ++l)
     if (lanes & (1u << l))
-      for (unsigned j = 0; j < 32; ++j) join[j] = std::max(join[j], t[l].ck.vc[j]);
+      for (unsigned j = 0; j < 32; ++j) join[j] = std::max(join[j], t[l].vc[j]);
   for (unsigned l = 0; l < 32; ++l)
     if (lanes & (1u << l)) {
-      std::memcpy(t[l].ck.vc, join, sizeof join);
-      if (t[l].ck.vc[l] < 0xffff) ++t[l].ck.vc[l];
+      std::memcpy(t[l].vc, join, sizeof join);
+      if (t[l].vc[l] < 0xffff) ++t[l].vc[l];
     }
 }
 
 void MemoryChecker::fence(Worker& w, Thread& t) {
   if (!w.checking) return;
-  ThreadCheck& k = t.ck;
+  ThreadCheck& k = w.ck->threads[t.linear];
   ++k.fences;
   k.fenced = true;
   k.fence_epoch = w.bar_epoch;
-  k.acq = std::max({k.acq, k.seen, w.blk_seen});
-  w.blk_acq_pending = std::max(w.blk_acq_pending, k.acq);
+  k.acq = std::max({k.acq, k.seen, w.ck->blk_seen});
+  w.ck->blk_acq_pending = std::max(w.ck->blk_acq_pending, k.acq);
 }
 
-static uint8_t cbar_slot(Worker& w, const CBarState* b) {
-  for (int i = 0; i < w.ncbar; ++i)
-    if (w.cbar_slots[i] == b) return uint8_t(i);
-  if (w.ncbar == 4) return kNoSlot;  // a fifth barrier in one block: its phases order nothing (may over-report)
-  w.cbar_slots[w.ncbar] = b;
-  return uint8_t(w.ncbar++);
+static uint8_t cbar_slot(WorkerCheck& wc, const CBarState* b) {
+  for (int i = 0; i < wc.ncbar; ++i)
+    if (wc.cbar_slots[i] == b) return uint8_t(i);
+  if (wc.ncbar == 4) return kNoSlot;  // a fifth barrier in one block: its phases order nothing (may over-report)
+  wc.cbar_slots[wc.ncbar] = b;
+  return uint8_t(wc.ncbar++);
 }
 
 void MemoryChecker::cbar_arrive(Worker& w, Thread& t, const CBarState* b, uint64_t, bool, const char*, int) {
   if (!w.checking) return;
-  uint8_t s = cbar_slot(w, b);
+  uint8_t s = cbar_slot(*w.ck, b);
   if (s == kNoSlot) return;
-  ++t.ck.carr[s];
-  t.ck.cslot = s;
+  ThreadCheck& k = w.ck->threads[t.linear];
+  ++k.carr[s];
+  k.cslot = s;
 }
 
 void MemoryChecker::cbar_waited(Worker& w, Thread& t, const CBarState* b, uint64_t phase) {
   if (!w.checking) return;
-  uint8_t s = cbar_slot(w, b);
+  uint8_t s = cbar_slot(*w.ck, b);
   if (s == kNoSlot) return;
-  t.ck.cwait[s] = std::max<uint16_t>(t.ck.cwait[s], uint16_t(phase + 1));
-  t.ck.cslot = s;
+  ThreadCheck& k = w.ck->threads[t.linear];
+  k.cwait[s] = std::max<uint16_t>(k.cwait[s], uint16_t(phase + 1));
+  k.cslot = s;
 }
 
 // ---- locating an access -------------------------------------------------------------------------
@@ -534,6 +541,7 @@ namespace {
 struct Ctx {
   Worker* w;
   Thread* t;
+  ThreadCheck* k;  // the checker's state of thread t
   Stamp s;
   Space space;
   uintptr_t addr;
@@ -546,20 +554,20 @@ static bool ordered(const Stamp& a, const Ctx& c) {
     if (c.space != Space::Device) return true;  // an earlier block's shared memory
     if (a.run < g_chk.first_run) return true;    // an earlier launch
     // Another block of this launch: only a release it made and this block acquired orders them.
-    uint64_t level = std::max(c.t->ck.acq, c.w->blk_acq);
+    uint64_t level = std::max(c.k->acq, c.w->ck->blk_acq);
     for (const Release& r : g_chk.releases[a.run - g_chk.first_run])
       if (r.seq <= level && (a.epoch < r.epoch || (a.thread == r.thread && a.fences < r.fences))) return true;
     return false;
   }
   if (a.thread == c.s.thread) return true;
   if (a.epoch != c.s.epoch) return true;  // a __syncthreads() lies between them
-  if (a.thread / 32 == c.s.thread / 32 && a.wclock <= c.t->ck.vc[a.thread % 32]) return true;  // a warp sync
+  if (a.thread / 32 == c.s.thread / 32 && a.wclock <= c.k->vc[a.thread % 32]) return true;  // a warp sync
   // A cuda::barrier phase: the access came before the earlier thread's arrival, and the current
   // thread has waited for that phase to complete. Before its first arrival a thread is in phase 0
   // of every barrier.
-  if (stamp_slot(a) != kNoSlot) return c.t->ck.cwait[stamp_slot(a)] > a.carr;
-  for (int i = 0; i < c.w->ncbar; ++i)
-    if (c.t->ck.cwait[i] > 0) return true;
+  if (stamp_slot(a) != kNoSlot) return c.k->cwait[stamp_slot(a)] > a.carr;
+  for (int i = 0; i < c.w->ck->ncbar; ++i)
+    if (c.k->cwait[i] > 0) return true;
   return false;
 }
 
@@ -765,12 +773,15 @@ void MemoryChecker::access(const AccessEvent& e) {
   c.space = e.space;
   Cell* cells;
   uintptr_t base;
+  WorkerCheck& wc = *w->ck;
   if (c.space == Space::Shared) {
     base = w->sh_lo;
-    cells = w->sh_shadow;
+    if (__builtin_expect(!wc.sh_shadow, 0)) wc.sh_shadow = map_cells(w->sh_len / 4);
+    cells = wc.sh_shadow;
   } else if (c.space == Space::Dynamic) {
     base = w->dyn_lo;
-    cells = w->dyn_shadow;
+    if (__builtin_expect(!wc.dyn_shadow, 0)) wc.dyn_shadow = map_cells(w->dyn_len / 4);
+    cells = wc.dyn_shadow;
   } else {
     DevShadow* d = e.region;
     base = d->data;
@@ -791,8 +802,9 @@ void MemoryChecker::access(const AccessEvent& e) {
   c.w = w;
   c.t = &t;
   c.addr = a;
-  ThreadCheck& k = t.ck;
-  c.s.run = w->run;
+  ThreadCheck& k = wc.threads[t.linear];
+  c.k = &k;
+  c.s.run = wc.run;
   c.s.epoch = w->bar_epoch;
   c.s.pc = e.pc;
   c.s.wclock = k.vc[t.view.lane];
@@ -803,14 +815,14 @@ void MemoryChecker::access(const AccessEvent& e) {
   k.last_pc = c.s.pc;
   if (c.space == Space::Shared) {
     // Inside the arena but in no array: before an array's start or past its end.
-    bool inside = a - w->arr_lo < w->arr_len && a + size - w->arr_lo <= w->arr_len;  // the array used last
+    bool inside = a - wc.arr_lo < wc.arr_len && a + size - wc.arr_lo <= wc.arr_len;  // the array used last
     for (size_t i = 0; !inside && i < w->shared_arrays.size(); ++i) {
       const SharedArray& s = w->shared_arrays[i];
       uintptr_t p = reinterpret_cast<uintptr_t>(s.p);
       if (a >= p && a + size <= p + s.bytes) {
         inside = true;
-        w->arr_lo = p;
-        w->arr_len = s.bytes;
+        wc.arr_lo = p;
+        wc.arr_len = s.bytes;
       }
     }
     if (!inside) {
@@ -843,13 +855,13 @@ void MemoryChecker::access(const AccessEvent& e) {
   if (atomic && c.space == Space::Device) {
     Checker& ch = g_chk;
     if (k.fenced) {
-      ch.releases[w->run - ch.first_run].push_back(
+      ch.releases[wc.run - ch.first_run].push_back(
           Release{++ch.rel_seq, k.fence_epoch, c.s.thread, uint16_t(std::min<unsigned>(k.fences, 255))});
       c.s.fences = uint8_t(std::min<unsigned>(k.fences - 1u, 255));  // the releasing atomic is part of the release
       k.fenced = false;
     }
     k.seen = ch.rel_seq;
-    w->blk_seen_pending = std::max(w->blk_seen_pending, k.seen);
+    wc.blk_seen_pending = std::max(wc.blk_seen_pending, k.seen);
   }
   uintptr_t hi = a + size;
   for (uintptr_t ca = base + ((a - base) & ~uintptr_t(3)); ca < hi; ca += 4) {

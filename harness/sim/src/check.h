@@ -59,6 +59,20 @@ struct ThreadCheck {
   uint32_t last_pc;     // its last access, for "returned after ..." messages
 };
 
+// The checker's state for one worker, owned by check.cpp: the engine's Worker only carries a
+// pointer to it (Worker::ck), made at the first checked block the worker runs.
+struct WorkerCheck {
+  uint32_t run = 0;  // the block run being checked (stamps compare it)
+  uintptr_t arr_lo = 0, arr_len = 0;  // the __shared__ array accessed last (reset with every block)
+  Cell* sh_shadow = nullptr;   // of the worker's static shared arena and dynamic shared memory,
+  Cell* dyn_shadow = nullptr;  // mapped the first time a checked access lands there
+  const CBarState* cbar_slots[4] = {};
+  int ncbar = 0;
+  // Releases (fence, then atomic) this block has seen or acquired; *_pending take effect at the next barrier.
+  uint64_t blk_seen = 0, blk_seen_pending = 0, blk_acq = 0, blk_acq_pending = 0;
+  std::vector<ThreadCheck> threads;  // by linear thread index
+};
+
 // The memory checker as an observer of the engine's events (events.h). Every handler is a cheap
 // no-op when the grid is not checked.
 struct MemoryChecker : NoEvents {

@@ -546,9 +546,6 @@ void* static_shared_raw(size_t bytes, size_t align, size_t elem, const char* nam
     if (m == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate shared memory (out of memory)");
     w.sh_guard = static_cast<unsigned char*>(m) + kSharedArena;
     mprotect(w.sh_guard, page, PROT_NONE);
-    w.sh_shadow = static_cast<Cell*>(mmap(nullptr, kSharedArena / 4 * sizeof(Cell), PROT_READ | PROT_WRITE,
-                                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
-    if (w.sh_shadow == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate shared memory (out of memory)");
     w.sh_lo = reinterpret_cast<uintptr_t>(m);
     w.sh_len = kSharedArena;
   }
@@ -701,9 +698,6 @@ static unsigned char* place_dynamic_shared(Worker& w, size_t bytes) {
     mprotect(w.dyn_guard, page, PROT_NONE);
     w.dyn_lo = reinterpret_cast<uintptr_t>(m);
     w.dyn_len = len - page;
-    w.dyn_shadow = static_cast<Cell*>(mmap(nullptr, w.dyn_len / 4 * sizeof(Cell), PROT_READ | PROT_WRITE,
-                                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
-    if (w.dyn_shadow == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate shared memory (out of memory)");
   }
   size_t padded = (std::max<size_t>(bytes, 1) + 15) & ~size_t(15);
   unsigned char* start = w.dyn_guard - padded;
@@ -752,7 +746,6 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
   w.block_linear = linear;
   w.block.dyn_shared = place_dynamic_shared(w, g.shmem);
   w.shared_arrays.clear();
-  w.arr_lo = w.arr_len = 0;
   tl_block = &w.block;
   tl_block_view = w.block;
 

@@ -47,7 +47,6 @@ struct alignas(64) Thread {
   uint32_t am_mask = 0;       // the last __activemask() result and where it was taken
   const char* am_file = nullptr;
   int am_line = 0;
-  ThreadCheck ck;             // the memory checker's view of this thread (check.h)
 #if !CUDASIM_NATIVE_SWITCH
   FiberCtx fiber;  // Boost's or ucontext's, larger: after the rest
 #endif
@@ -139,22 +138,18 @@ struct Worker {
   Schedule layout_schedule = Schedule::Forward;
   std::atomic<Thread*> current{nullptr};
   bool faulted = false;
-  // The memory checker (check.cpp): whether this grid is checked, the block run being checked,
-  // the size of a fiber's stack (its locals are not shared), and the shadows of shared memory.
+  // Observers: whether this grid run is checked, and observed at all (checked or profiled: see
+  // Grid::observed); the memory checker's own state for this worker (check.h).
   bool checking = false;
-  bool observed = false;  // the grid is checked or profiled (see Grid::observed)
-  uint32_t run = 0;
+  bool observed = false;
+  WorkerCheck* ck = nullptr;
+  // Where accesses land, for the access front end: the fibers' stacks (a thread's locals are not
+  // shared), the static shared arena and dynamic shared memory.
   size_t stack_bytes = 0;  // of every fiber's stack, from Thread::stack_lo up
   uintptr_t sh_lo = 0, sh_len = 0;
-  uintptr_t arr_lo = 0, arr_len = 0;  // the __shared__ array accessed last (reset with the arena)
-  Cell* sh_shadow = nullptr;
   uintptr_t dyn_lo = 0, dyn_len = 0;
-  Cell* dyn_shadow = nullptr;
   const char* dyn_name = nullptr;  // the first `extern __shared__` name the block used, and its element size
   size_t dyn_elem = 0;
-  const CBarState* cbar_slots[4] = {};
-  int ncbar = 0;
-  uint64_t blk_seen = 0, blk_seen_pending = 0, blk_acq = 0, blk_acq_pending = 0;
   const char* epoch_file = nullptr;  // the barrier that began the current interval
   int epoch_line = 0;
   std::vector<BarSite> bar_sites;    // how often each barrier was passed by this block
