@@ -15,6 +15,8 @@ struct Thread;
 struct Grid;
 struct CBarState;
 struct LaunchSite;
+struct Diagnosis;
+enum class Kind : uint8_t;  // diagnosis.h
 
 // One access as the shadow remembers it, in 20 bytes. `run` identifies the block execution
 // (0: no access). Counters that could overflow saturate: a saturated warp clock or fence count can
@@ -59,12 +61,19 @@ struct ThreadCheck {
 
 // Engine hooks (check.cpp). All of them are cheap no-ops when the grid is not checked.
 void check_launch_begin(Grid& g, const void* const* ptr_args, const char* const* ptr_names, int n);
-// After the checked run: "" or the report of what was found; *code is 3 (hazards) or 4 (other).
-std::string check_launch_end(Grid& g, int* code, std::string* kind);
+// After the checked run: "" or the report of what was found, with *d its diagnosis.
+std::string check_launch_end(Grid& g, Diagnosis* d);
 void check_block_begin(Worker& w, unsigned nthreads);
 void check_block_end(Worker& w);
-// A __syncthreads() released: returns "" or a strict-barrier diagnostic (threads that returned).
-std::string check_barrier_release(Worker& w, unsigned nthreads, const char* file, int line);
+// Why a released __syncthreads() cannot let its threads go on: a loop around it that never ends
+// (runaway_barrier), or threads that returned while the others reach it (barrier_divergence; the
+// text lists who is where).
+struct BarrierProblem {
+  Kind kind;
+  std::string text;
+};
+// A __syncthreads() released: false, or true with *problem filled in.
+bool check_barrier_release(Worker& w, unsigned nthreads, const char* file, int line, BarrierProblem* problem);
 void check_warp_sync(Worker& w, unsigned warp_index, unsigned lanes);
 void check_fence(Worker& w, Thread& t);
 uint8_t check_cbar_slot(Worker& w, const CBarState* b);
