@@ -3,12 +3,16 @@
 
 #include <string>
 
+#include "diagnosis.h"
+
 namespace harness {
 namespace backend {
 std::string describe();                  // one line: which device, which execution model
 bool set_schedules(const char* list);    // simulator only; false if unknown or unsupported
 void set_seed(unsigned long long seed);  // seeds the simulator's random schedule
-void on_fatal(void (*hook)(int code, const char* kind));
+// hook runs just before the process exits on a kernel error or a crash (exit code 3 race, 4 other).
+void on_fatal(void (*hook)(int code, const Diagnosis& d));
+int diagnosis_code(const char* kind);  // the exit code of a simulator kind (3 or 4), or 0: no such kind
 std::string stats_json();  // simulator counters as a JSON object, or "" on the GPU
 }  // namespace backend
 }  // namespace harness

@@ -16,7 +16,26 @@ std::string describe() {
 
 bool set_schedules(const char* list) { return cudasim::set_schedules(list); }
 void set_seed(unsigned long long seed) { cudasim::options().seed = seed; }
-void on_fatal(void (*hook)(int, const char*)) { cudasim::set_fatal_hook(hook); }
+static void (*g_fatal)(int, const Diagnosis&) = nullptr;
+
+static void forward_fatal(const cudasim::DiagnosisView& v) {
+  Diagnosis d;
+  d.kind = v.kind;
+  for (int i = 0; i < v.site_count; ++i) d.sites.push_back(v.sites[i]);
+  d.has_block = v.has_block != 0;
+  d.block = {v.block[0], v.block[1], v.block[2]};
+  for (int i = 0; i < v.thread_count; ++i) d.threads.push_back({v.threads[i][0], v.threads[i][1], v.threads[i][2]});
+  d.detail = v.detail;
+  d.message = v.message;
+  g_fatal(v.code, d);
+}
+
+void on_fatal(void (*hook)(int, const Diagnosis&)) {
+  g_fatal = hook;
+  cudasim::set_fatal_hook(hook ? &forward_fatal : nullptr);
+}
+
+int diagnosis_code(const char* kind) { return cudasim::diagnosis_code(kind); }
 
 std::string stats_json() {
   cudasim::Stats s = cudasim::stats();

@@ -19,7 +19,8 @@ std::string describe() {
 
 bool set_schedules(const char*) { return false; }
 void set_seed(unsigned long long) {}
-void on_fatal(void (*)(int, const char*)) {}
+void on_fatal(void (*)(int, const Diagnosis&)) {}
+int diagnosis_code(const char*) { return 0; }
 std::string stats_json() { return ""; }
 
 }  // namespace backend

@@ -20,9 +20,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "backend.h"
+#include "diagnosis.h"
 #include "harness/channel.h"
 #include "harness/harness.h"
 
@@ -53,6 +56,9 @@ struct State {
   Case last_case;  // a copy: main()'s is destroyed before the exit handler runs
   bool received = false;
   int verdict_fd = 1;
+  bool has_diagnosis_record = false;
+  channel::DiagnosisRecord diagnosis_record;
+  const Diagnosis* diagnosis = nullptr;  // what explains the verdict, when the learner's process sent it
 };
 State g;
 
@@ -72,6 +78,7 @@ void verdict(const Case& c, const char* v, const std::string& reason) {
                      ", \"variant\": " + json_string(c.variant) + ", \"n\": " + std::to_string(c.n) +
                      ", \"tpb\": " + std::to_string(c.tpb) + ", \"seed\": " + std::to_string(c.seed) +
                      ", \"checked\": true, \"reason\": " + (reason.empty() ? "null" : json_string(reason));
+  if (g.diagnosis) line += ", \"diagnosis\": " + diagnosis_json(*g.diagnosis);
   if (g.current) {
     const channel::Provenance& p = g.current->record.provenance;
     line += ", \"launches\": " + std::to_string(p.launches);
@@ -121,6 +128,18 @@ std::string signal_text(int sig) {
 void parse_channel(const std::vector<unsigned char>& data) {
   size_t at = 0;
   while (at < data.size()) {
+    uint64_t magic = 0;
+    if (data.size() - at >= sizeof magic) std::memcpy(&magic, data.data() + at, sizeof magic);
+    if (magic == channel::kDiagnosisMagic) {
+      if (g.has_diagnosis_record || data.size() - at < sizeof g.diagnosis_record) {
+        g.malformed = "a record that is not the harness's";
+        return;
+      }
+      std::memcpy(&g.diagnosis_record, data.data() + at, sizeof g.diagnosis_record);
+      g.has_diagnosis_record = true;
+      at += sizeof g.diagnosis_record;
+      continue;
+    }
     channel::Record r;
     if (data.size() - at < sizeof r) {
       g.malformed = "a truncated record";
@@ -139,6 +158,26 @@ void parse_channel(const std::vector<unsigned char>& data) {
     at += r.count * r.element_size;
     g.records.push_back(std::move(rec));
   }
+}
+
+// The diagnosis the learner's process sent, when it explains its exit code (channel.h).
+const Diagnosis* explanation(int code) {
+  static Diagnosis d;
+  channel::DiagnosisRecord& r = g.diagnosis_record;
+  if (!g.has_diagnosis_record) return nullptr;
+  auto text = [](char* s, size_t size) {
+    s[size - 1] = '\0';
+    return std::string(s);
+  };
+  d.kind = text(r.kind, sizeof r.kind);
+  if (backend::diagnosis_code(d.kind.c_str()) != code) return nullptr;
+  d.detail = text(r.detail, sizeof r.detail);
+  d.message = text(r.message, sizeof r.message);
+  for (uint32_t i = 0; i < std::min<uint32_t>(r.site_count, 2); ++i) d.sites.push_back(text(r.sites[i], sizeof r.sites[i]));
+  d.has_block = r.has_block != 0;
+  d.block = {r.block[0], r.block[1], r.block[2]};
+  for (uint32_t t = 0; t < std::min<uint32_t>(r.thread_count, 2); ++t) d.threads.push_back({r.threads[t][0], r.threads[t][1], r.threads[t][2]});
+  return &d;
 }
 
 // Starts the learner's binary on the case, collects what it sends, and waits for it.
@@ -224,6 +263,7 @@ void receive(const Case& c, void* out, size_t element_size, size_t count) {
     }
     const int code = WIFEXITED(g.status) ? WEXITSTATUS(g.status) : 4;
     // The simulator's verdicts: its diagnostic, printed by the learner's process, names the cause.
+    if (code == 3 || code == 4) g.diagnosis = explanation(code);
     if (code == 3) {
       verdict(c, "race", "");
       std::_Exit(3);

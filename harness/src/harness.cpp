@@ -3,6 +3,7 @@
 #include "harness/harness.h"
 
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <climits>
 #include <cstdlib>
@@ -16,16 +17,45 @@ namespace harness {
 
 static const Case* g_case = nullptr;  // for the RESULT line of a run that ends abruptly
 
-static void print_result(const char* verdict, long long mismatches) {
+static std::string json_string(const std::string& s) {
+  std::string r = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') r += '\\', r += ch;
+    else if ((unsigned char)ch < 0x20) r += ' ';
+    else r += ch;
+  }
+  return r + "\"";
+}
+
+static std::string index_json(const std::array<unsigned, 3>& v) {
+  return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + "]";
+}
+
+std::string diagnosis_json(const Diagnosis& d) {
+  std::string sites, threads;
+  for (const std::string& s : d.sites) sites += (sites.empty() ? "" : ", ") + json_string(s);
+  for (const auto& t : d.threads) threads += (threads.empty() ? "" : ", ") + index_json(t);
+  return "{\"kind\": " + json_string(d.kind) + ", \"sites\": [" + sites + "], \"block\": " +
+         (d.has_block ? index_json(d.block) : "null") + ", \"threads\": [" + threads +
+         "], \"detail\": " + (d.detail.empty() ? "null" : json_string(d.detail)) + ", \"message\": " + json_string(d.message) + "}";
+}
+
+static void print_result(const char* verdict, long long mismatches, const Diagnosis* d = nullptr) {
   std::fflush(stderr);
   const Case& c = *g_case;
   std::printf("RESULT {\"verdict\": \"%s\", \"puzzle\": \"%s\", \"variant\": \"%s\", \"n\": %lld, \"tpb\": %d, \"seed\": %" PRIu64
-              ", \"show\": %s, \"mismatches\": %lld}\n",
-              verdict, kPuzzle.name, c.variant.c_str(), c.n, c.tpb, c.seed, c.show ? "true" : "false", mismatches);
+              ", \"show\": %s, \"mismatches\": %lld%s}\n",
+              verdict, kPuzzle.name, c.variant.c_str(), c.n, c.tpb, c.seed, c.show ? "true" : "false", mismatches,
+              d ? (", \"diagnosis\": " + diagnosis_json(*d)).c_str() : "");
   std::fflush(stdout);
 }
 
-static void on_fatal(int code, const char*) { print_result(code == 3 ? "race" : "error", -1); }
+static void on_fatal(int code, const Diagnosis& d) {
+  // Under `grade` the checker never reads this process's output: the diagnosis goes to it on the
+  // output channel, to explain the exit code.
+  if (detail::route() == detail::Route::Send) detail::send_diagnosis(d);
+  print_result(code == 3 ? "race" : "error", -1, &d);
+}
 
 // ---- inputs ---------------------------------------------------------------------------------
 

@@ -227,7 +227,7 @@ def cmd_run(root: Path, args: List[str]) -> int:
         return 0
     reason = outcome.reason
     if reason == "kernel error":
-        named = simulator_reason(outcome.lines)
+        named = simulator_reason(outcome)
         if named:
             reason = "kernel error: " + named if not named.startswith("kernel error") else named
     out("%s %s failed: %s" % (mark(False), variant.label, reason))

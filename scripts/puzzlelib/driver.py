@@ -36,7 +36,14 @@ class Outcome:
         self.seconds = seconds
         self.kind, self.reason = classify(returncode, result, timed_out)
         if self.kind == RACE:
-            self.reason = race_reason(lines)
+            from .explain import race_reason  # explain.py builds on this module
+            self.reason = race_reason(self)
+
+    @property
+    def diagnosis(self) -> Optional[dict]:
+        """The simulator's diagnosis of the error that ended the run (RESULT's "diagnosis"), or None."""
+        d = (self.result or {}).get("diagnosis")
+        return d if isinstance(d, dict) and isinstance(d.get("kind"), str) else None
 
     @property
     def detail(self) -> str:
@@ -88,27 +95,6 @@ def classify(returncode: Optional[int], result: Optional[dict], timed_out: bool)
     if returncode > 128 and returncode - 128 < 65:
         return ERROR, "crashed (%s)" % signal_name(returncode - 128)
     return ERROR, "crashed (exit code %d)" % returncode
-
-
-# The simulator finds a race in two ways, and its report says which (harness/sim/src/check.cpp,
-# launch.cpp): the memory checker saw two accesses with nothing ordering them ("race in K: 3
-# hazards on shared memory."), or the output differed between thread schedules.
-RACE_CHECKER_RE = re.compile(r"cudasim: error: race in .*: \d+ hazards? on (shared|device) memory")
-RACE_ORDER_RE = re.compile(r"cudasim: error: race in .*: the result depends on the order")
-RACE_CHECKER = "race: unsynchronized accesses to %s memory"
-RACE_ORDER = "race: result depends on thread order"
-RACE_OTHER = "race: reported by the simulator"
-
-
-def race_reason(lines: List[str]) -> str:
-    """The reason of a race verdict, from the simulator's report in the output."""
-    for line in lines:
-        m = RACE_CHECKER_RE.search(line)
-        if m:
-            return RACE_CHECKER % m.group(1)
-        if RACE_ORDER_RE.search(line):
-            return RACE_ORDER
-    return RACE_OTHER
 
 
 def parse_result_line(line: str):

@@ -598,7 +598,8 @@ class Grader:
         for line in diagnostic.splitlines():
             self.say("    | " + line)
         return self.row(variant.puzzle, variant.name, variant.flag, verdict, reason, ran, len(cases), seconds,
-                        {"index": i + 1, "n": n, "tpb": tpb, "seed": seed, "replay": replay}, diagnostic)
+                        {"index": i + 1, "n": n, "tpb": tpb, "seed": seed, "replay": replay,
+                         "kind": outcome.diagnosis["kind"] if outcome.diagnosis else None}, diagnostic)
 
 
 # ------------------------------------------------------------------------------ work dirs

@@ -1,5 +1,5 @@
 """Running untrusted learner programs for `grade`: time and memory limits, process groups, and
-the learner-facing reason of an error (shared with `check`).
+the output excerpt of a failing case (the reason of an error is explain.py's).
 
 A driver run is a subprocess in its own session (a timeout kills the whole group) with
 RLIMIT_AS (address space) and RLIMIT_CORE set in preexec_fn. The simulator maps fiber stacks and
@@ -20,8 +20,8 @@ import time
 from typing import Dict, List, Optional, Tuple
 
 from . import build as bld
-from .driver import (ERROR, FAIL, PASS, RACE, USAGE, Outcome, parse_result_line, race_reason, relevant_lines,
-                     signal_name)
+from .driver import ERROR, FAIL, PASS, RACE, USAGE, Outcome, parse_result_line, relevant_lines, signal_name
+from .explain import explain, format_memory, race_reason, shorten, simulator_reason  # noqa: F401 (re-exported)
 
 MAX_KEPT_LINES = 4000
 MAX_LINE_BYTES = 1 << 16
@@ -52,14 +52,6 @@ def parse_memory(text: str) -> Optional[int]:
     if size < (1 << 20):
         raise ValueError(text)
     return size
-
-
-def format_memory(limit: Optional[int]) -> str:
-    if limit is None:
-        return "no memory limit"
-    if limit % (1 << 30) == 0:
-        return "%d GiB" % (limit >> 30)
-    return "%d MiB" % (limit >> 20)
 
 
 def _limiter(memory: Optional[int]):
@@ -223,7 +215,7 @@ def classify_checked(outcome: Outcome) -> Outcome:
     elif verdict == FAIL:
         outcome.kind, outcome.reason = FAIL, "wrong answer"
     elif verdict == RACE:
-        outcome.kind, outcome.reason = RACE, race_reason(outcome.lines)
+        outcome.kind, outcome.reason = RACE, race_reason(outcome)
     elif verdict == NOT_ON_DEVICE:
         outcome.kind, outcome.reason = NOT_ON_DEVICE, reason or "not computed on the device"
     else:
@@ -251,83 +243,7 @@ def run_capture(cmd: List[str], timeout: float, cwd=None, env=None) -> Tuple[int
         raise
 
 
-# ------------------------------------------------------------------------------ reasons
-
-# The simulator reports a kernel error as one "cudasim: error: <message>" line (plus details);
-# the harness reports failed CUDA calls as "error: <what> failed at ...". Ordered: first match wins.
-SIM_REASONS = [
-    (re.compile(r"^deadlock in\b"), "deadlock"),
-    (re.compile(r"^barrier divergence in\b"), "barrier divergence"),
-    (re.compile(r"^runaway thread in\b"), "endless loop (a thread never reached a barrier)"),
-    (re.compile(r"^runaway block in\b.*\b(the last block|like every other block) still running\b"),
-     "endless wait (a block waits for what no other block will write)"),
-    (re.compile(r"^runaway block in\b.*\bhas run for\b"), "endless loop (a block never finished)"),
-    (re.compile(r"^runaway block in\b"), "endless loop (a block passed the same barrier over and over)"),
-    (re.compile(r"^race in\b"), "race reported by the simulator"),
-    (re.compile(r"^uninitialized read in\b.*\bof (shared|device) memory"), "uninitialized read of \\1 memory"),
-    (re.compile(r"^uninitialized read in\b"), "uninitialized read"),
-    (re.compile(r"^warp misuse at\b.*has already returned"), "warp misuse: a shuffle reads a lane that has returned"),
-    (re.compile(r"^warp misuse at\b.*does not include lane"), "warp misuse: a lane calls with a mask without itself"),
-    (re.compile(r"^warp misuse at\b"), "warp misuse"),
-    (re.compile(r"stack overflow"), "stack overflow"),
-    (re.compile(r"null pointer dereference"), "crash: null pointer dereference"),
-    (re.compile(r"use after free"), "crash: use after free"),
-    (re.compile(r"out of bounds|out-of-bounds"), "out-of-bounds access"),
-    (re.compile(r"^crash in host code"), "crash in host code"),
-    (re.compile(r"^crash in\b"), "crash: invalid memory access"),
-    (re.compile(r"arithmetic error"), "crash: arithmetic error (division by zero?)"),
-    (re.compile(r"out of memory"), "out of memory"),
-    (re.compile(r"used outside a kernel"), "device code called from host code"),
-    # The simulator's run-time form of nvcc's error, for kernels that call exit, fopen, system, ...
-    (re.compile(r'calling a __host__ function\("([^"]*)"\)'), "device code calls the host function \\1"),
-]
-SIM_ERROR = re.compile(r"^\s*cudasim: error: (.*)$")
-HARNESS_ERROR = re.compile(r"^\s*error: (.*?)(?: failed at | a kernel launch or a kernel failed)")
-OOM_TEXT = re.compile(r"std::bad_alloc|out of memory|cannot allocate memory|MemoryAllocation", re.I)
-
-
-def simulator_reason(lines: List[str]) -> Optional[str]:
-    """A short name for the first simulator/harness diagnostic in the output, or None."""
-    for line in lines:
-        m = SIM_ERROR.match(line)
-        if m:
-            message = m.group(1)
-            for pattern, reason in SIM_REASONS:
-                m = pattern.search(message)
-                if m:
-                    return m.expand(reason)
-            return "kernel error: " + shorten(message, 60)
-    for line in lines:
-        if "a kernel launch or a kernel failed" in line:
-            return "kernel launch failed"
-        m = HARNESS_ERROR.match(line)
-        if m:
-            return "CUDA call failed: " + shorten(m.group(1), 40)
-    return None
-
-
-def shorten(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[:width - 3].rstrip() + "..."
-
-
-def explain(outcome: Outcome, timeout: Optional[float] = None, memory: Optional[int] = None) -> str:
-    """The reason of a verdict, naming what went wrong: for errors a crash, a deadlock, an
-    endless loop, a time-out or running out of memory; for races and wrong answers the
-    driver's own reason."""
-    if outcome.timed_out:
-        return "timed out" if timeout is None else "timed out after %g s" % timeout
-    if outcome.kind == RACE:
-        return outcome.detail
-    if outcome.kind != ERROR:
-        return outcome.reason
-    oom = memory is not None and any(OOM_TEXT.search(l) for l in outcome.lines)
-    if oom:
-        return "out of memory (limit %s)" % format_memory(memory)
-    if outcome.reason == "kernel error":
-        return simulator_reason(outcome.lines) or outcome.reason
-    return outcome.reason
-
+# ------------------------------------------------------------------------------ excerpts
 
 def excerpt(lines: List[str], replace: Optional[Dict[str, str]] = None, limit: int = 20,
             max_chars: int = 4000) -> str:

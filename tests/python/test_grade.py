@@ -850,34 +850,29 @@ def fake_outcome(returncode, lines, result=None, timed_out=False):
     return Outcome(["x"], returncode, lines, result, timed_out, 0.1)
 
 
-@pytest.mark.parametrize("message, reason", [
-    ("deadlock in kernel k (launched at a.cu:3): block 0 cannot make progress", "deadlock"),
-    ("barrier divergence in kernel k (launched at a.cu:3), block 0: threads wait at different barriers.",
-     "barrier divergence"),
-    ("runaway thread in kernel k: block 0, thread 3 has run for 5 s", "endless loop (a thread never reached a barrier)"),
-    ("runaway block in kernel k (launched at a.cu:3): block 0 passed the barrier at a.cu:5 100001 times",
-     "endless loop (a block passed the same barrier over and over)"),
-    ("runaway block in kernel k (launched at a.cu:3): block 1 has run for 20 s, the last block still running (of the "
-     "launch's other 3 blocks, 3 finished and 0 not started); its threads passed the barrier at a.cu:9 once.",
-     "endless wait (a block waits for what no other block will write)"),
-    ("runaway block in kernel k (launched at a.cu:3): block 1 has run for 20 s, like every other block still "
-     "running (block 2); its threads passed the barrier at a.cu:9 once.",
-     "endless wait (a block waits for what no other block will write)"),
-    ("runaway block in kernel k (launched at a.cu:3): block 1 has run for 20 s; its threads passed the barrier at "
-     "a.cu:9 7 times.", "endless loop (a block never finished)"),
-    ("crash in kernel k, block 0, thread 4: invalid access to element [4] of buffer #2 (1 x int, cudaMalloc at "
-     "h.h:56), which has 1 element: out of bounds.", "out-of-bounds access"),
-    ("crash in kernel k, block 0, thread 0: null pointer dereference.", "crash: null pointer dereference"),
-    ("crash in host code: invalid access to address 0x10, which is not in any device buffer.",
-     "crash in host code"),
-    ("the simulator could not allocate a thread stack (out of memory)", "out of memory"),
-    ('host function called from device code in kernel k (block 0, thread 3) at a.cu:7: calling a __host__ '
-     'function("fopen") from a __global__ function("k") is not allowed', "device code calls the host function fopen"),
-    ("something new", "kernel error: something new"),
+def diagnosed(code, kind, detail=None, message="m"):
+    verdict = "race" if code == 3 else "error"
+    return fake_outcome(code, ["case: SIZE = 1", "cudasim: error: " + message],
+                        {"verdict": verdict, "diagnosis": {"kind": kind, "sites": [], "block": [0, 0, 0], "threads": [],
+                                                           "detail": detail, "message": message}})
+
+
+@pytest.mark.parametrize("kind, detail, reason", [
+    ("deadlock", None, "deadlock"),
+    ("barrier_divergence", None, "barrier divergence"),
+    ("runaway_thread", None, "endless loop (a thread never reached a barrier)"),
+    ("runaway_barrier", None, "endless loop (a block passed the same barrier over and over)"),
+    ("endless_wait", None, "endless wait (a block waits for what no other block will write)"),
+    ("runaway_block", None, "endless loop (a block never finished)"),
+    ("out_of_bounds", None, "out-of-bounds access"),
+    ("null_dereference", None, "crash: null pointer dereference"),
+    ("crash_host", None, "crash in host code"),
+    ("out_of_memory", None, "out of memory"),
+    ("host_call", "fopen", "device code calls the host function fopen"),
+    ("exception", None, "kernel error: something new"),
 ])
-def test_error_reasons(message, reason):
-    outcome = fake_outcome(4, ["case: SIZE = 1", "cudasim: error: " + message], {"verdict": "error"})
-    assert grade_run.explain(outcome) == reason
+def test_error_reasons(kind, detail, reason):
+    assert grade_run.explain(diagnosed(4, kind, detail, "something new")) == reason
 
 
 def test_error_reasons_other_kinds():
@@ -889,14 +884,13 @@ def test_error_reasons_other_kinds():
     assert grade_run.explain(fake_outcome(4, ["error: p14: a kernel launch or a kernel failed: x"],
                                           {"verdict": "error"})) == "kernel launch failed"
     assert grade_run.explain(fake_outcome(4, ["no diagnostic"], {"verdict": "error"})) == "kernel error"
+    # The reason comes from the diagnosis, never from the message's words.
+    assert grade_run.explain(fake_outcome(4, ["cudasim: error: deadlock in kernel k"], {"verdict": "error"})) == \
+        "kernel error"
     assert grade_run.explain(fake_outcome(1, [], {"verdict": "fail"})) == "wrong answer"
     assert grade_run.explain(fake_outcome(3, [], {"verdict": "race"})) == "reported by the simulator"
-    assert grade_run.explain(fake_outcome(3, ["cudasim: error: race in kernel k (launched at a.cu:3): 2 hazards on "
-                                              "shared memory."], {"verdict": "race"})) == \
-        "unsynchronized accesses to shared memory"
-    assert grade_run.explain(fake_outcome(3, ["cudasim: error: race in kernel k (launched at a.cu:3): the result "
-                                              "depends on the order in which threads run"], {"verdict": "race"})) == \
-        "result depends on thread order"
+    assert grade_run.explain(diagnosed(3, "race_shared")) == "unsynchronized accesses to shared memory"
+    assert grade_run.explain(diagnosed(3, "race_schedule")) == "result depends on thread order"
 
 
 FAKE_CHECKER = """\
@@ -947,7 +941,9 @@ import sys
 print("case: SIZE = 1, TPB = 8")
 print("cudasim: error: deadlock in kernel k (launched at puzzles/p99/p99.cu:3): block 0 cannot make progress",
       file=sys.stderr)
-print('RESULT {{"verdict": "error", "variant": "simple", "n": 1, "tpb": 8, "seed": 1, "mismatches": -1}}')
+print('RESULT {{"verdict": "error", "variant": "simple", "n": 1, "tpb": 8, "seed": 1, "mismatches": -1, '
+      '"diagnosis": {{"kind": "deadlock", "sites": [], "block": [0, 0, 0], "threads": [], "detail": null, '
+      '"message": "deadlock in kernel k"}}}}')
 sys.exit(4)
 """
 

@@ -67,6 +67,7 @@ TEST_CASE("float atomicAdd whose result depends on the order is not a race", "[a
   sum.upload({0.0f});
   cudasim::KernelError e = simtest::kernel_error([&] { float_order_then_store<<<1, 64>>>(sum.get(), copy.get()); });
   REQUIRE(std::string(e.kind) == "race");
+  REQUIRE(std::string(e.diagnosis) == "race_schedule");
   REQUIRE(e.code == 3);
   REQUIRE_THAT(e.message, Catch::Contains("in 'forward' order and in 'reverse' order wrote different values"));
   REQUIRE_THAT(e.message, Catch::Contains("100000000") && Catch::Contains("100000064"));

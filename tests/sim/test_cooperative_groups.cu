@@ -129,6 +129,7 @@ TEST_CASE("a tile shuffle that reads a returned lane is warp misuse at the calle
   Buf<int> out(32, 0);
   cudasim::KernelError e = simtest::kernel_error([&] { cg_tile_shfl_exited<<<1, 32>>>(out); });
   REQUIRE(std::string(e.kind) == "warp");
+  REQUIRE(std::string(e.diagnosis) == "warp_lane_returned");
   REQUIRE_THAT(e.message, Catch::StartsWith("warp misuse at " + SITE("@cg-shfl-exited")));
   REQUIRE_THAT(e.message, Catch::Contains("has already returned"));
 }

@@ -85,6 +85,7 @@ TEST_CASE("cuda::barrier diagnostics: a phase that can never complete, use befor
   Buf<int> out(32, 0);
   cudasim::KernelError e = simtest::kernel_error([&] { barrier_missing_arrival<<<1, 32>>>(out); });
   REQUIRE(std::string(e.kind) == "deadlock");
+  REQUIRE(std::string(e.diagnosis) == "deadlock");
   REQUIRE(e.code == 4);
   REQUIRE_THAT(e.message, Catch::Contains("threads 0-31 wait in cuda::barrier::wait() at " + SITE("@cbar-wait")));
   REQUIRE_THAT(e.message, Catch::Contains("initialised at " + SITE("@cbar-init") + " for 33 arrivals") &&
@@ -92,5 +93,6 @@ TEST_CASE("cuda::barrier diagnostics: a phase that can never complete, use befor
 
   e = simtest::kernel_error([&] { barrier_not_initialised<<<1, 32>>>(out); });
   REQUIRE(std::string(e.kind) == "barrier");
+  REQUIRE(std::string(e.diagnosis) == "cuda_barrier_misuse");
   REQUIRE_THAT(e.message, Catch::Contains(SITE("@cbar-noinit")) && Catch::Contains("never initialised"));
 }

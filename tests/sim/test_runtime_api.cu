@@ -69,6 +69,7 @@ TEST_CASE("a kernel reading past a managed buffer is out of bounds", "[api][mana
   Buf<int> out(5, 0);
   cudasim::KernelError e = simtest::kernel_error([&] { read_past_managed<<<1, 5>>>(m, out); });
   REQUIRE(std::string(e.kind) == "out-of-bounds");
+  REQUIRE(std::string(e.diagnosis) == "out_of_bounds");
   REQUIRE_THAT(e.message, Catch::Contains("a[4]"));
   cudaFree(m);
 }

@@ -70,6 +70,7 @@ TEST_CASE("__syncthreads: threads that returned early are barrier divergence, gu
     Buf<int> in(iota(128)), out(128, -1);
     cudasim::KernelError e = simtest::kernel_error([&] { reverse_early_return<<<1, 128>>>(in, out, n); });
     REQUIRE(std::string(e.kind) == "divergence");
+    REQUIRE(std::string(e.diagnosis) == "barrier_divergence");
     REQUIRE(e.code == 4);
     const std::string here = n == 1 ? "thread 0" : "threads 0-" + std::to_string(n - 1);
     REQUIRE_THAT(e.message, Catch::Contains("some threads returned while the others went on to pass the barrier at " +
@@ -336,6 +337,7 @@ TEST_CASE("shared memory (static and dynamic) starts as garbage in every block",
   // The checker names the first read of memory nothing wrote.
   cudasim::KernelError e = simtest::kernel_error([&] { shared_garbage<<<blocks, 64, 64 * sizeof(unsigned)>>>(out); });
   REQUIRE(std::string(e.kind) == "uninitialized");
+  REQUIRE(std::string(e.diagnosis) == "uninit_shared");
   REQUIRE_THAT(e.message, Catch::Contains("first: block 0 thread 0 read __shared__ s[0] at " + SITE("@garbage-static")));
 
   // Without it, one schedule at a time: every block, on every worker, starts with the fill of

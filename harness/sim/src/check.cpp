@@ -35,7 +35,7 @@ static Cell* map_cells(size_t n) {
   size_t len = std::max<size_t>(n, 1) * sizeof(Cell);
   len = (len + page_sz() - 1) / page_sz() * page_sz();
   void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate its shadow memory (out of memory)");
+  if (m == MAP_FAILED) fatal(Diagnosis{Kind::out_of_memory}, "the simulator could not allocate its shadow memory (out of memory)");
   return static_cast<Cell*>(m);
 }
 static void unmap_cells(Cell* c, size_t n) {
@@ -366,7 +366,7 @@ void MemoryChecker::barrier(Worker& w, const char* file, int line) {
   close_findings(wc.run, file, line);
 }
 
-std::string check_barrier_release(Worker& w, unsigned n, const char* file, int line) {
+bool check_barrier_release(Worker& w, unsigned n, const char* file, int line, BarrierProblem* problem) {
   w.epoch_file = file;
   w.epoch_line = line;
   // How often each barrier was passed, for a loop that never ends.
@@ -383,11 +383,14 @@ std::string check_barrier_release(Worker& w, unsigned n, const char* file, int l
     w.hot_line.store(line, std::memory_order_relaxed);
     w.hot_count.store(s->count, std::memory_order_relaxed);
   }
-  if (s->count > (uint64_t)options().max_barrier_passes)
-    return strf("block %s passed the barrier at %s %llu times: a loop around it never ends (its condition never changes, "
-                "e.g. a stride multiplied by 1 or an index that is not incremented).\n  CUDASIM_MAX_BARRIERS sets the limit.",
-                dim_str(w.block.bid, w.block.gdim).c_str(), where(file, line).c_str(), (unsigned long long)s->count);
-  if (w.exited == 0) return "";
+  if (s->count > (uint64_t)options().max_barrier_passes) {
+    *problem = {Kind::runaway_barrier,
+                strf("block %s passed the barrier at %s %llu times: a loop around it never ends (its condition never changes, "
+                     "e.g. a stride multiplied by 1 or an index that is not incremented).\n  CUDASIM_MAX_BARRIERS sets the limit.",
+                     dim_str(w.block.bid, w.block.gdim).c_str(), where(file, line).c_str(), (unsigned long long)s->count)};
+    return true;
+  }
+  if (w.exited == 0) return false;
   // Strict barriers: every thread passes the same barriers. One that returned while the others
   // reach this one diverged, even though the hardware would let the others go on.
   std::vector<unsigned> here;
@@ -414,7 +417,8 @@ std::string check_barrier_release(Worker& w, unsigned n, const char* file, int l
     out += strf("    thread%s %s returned after passing %u barrier%s%s\n", p.second.size() > 1 ? "s" : "", ranges(p.second).c_str(), b,
                 b == 1 ? "" : "s", p.first.second ? (" (last memory access at " + g_sites[p.first.second] + ")").c_str() : "");
   }
-  return out;
+  *problem = {Kind::barrier_divergence, out};
+  return true;
 }
 
 void MemoryChecker::warp_collective(Worker& w, unsigned warp_index, const WarpGroup& g) {
@@ -698,17 +702,16 @@ static void check_cell(Ctx& c, Cell& cell, uint32_t mask, bool write, bool read)
   }
 }
 
-[[noreturn]] void thread_fault_ext(Worker& w, Thread& t, const char* kind, const std::string& msg);
-
 [[noreturn]] __attribute__((noinline, cold)) static void out_of_bounds(Ctx& c, uintptr_t a, size_t size, bool write, const std::string& what) {
   std::string site = site_of(c.s.pc);
-  thread_fault_ext(*c.w, *c.t, "out-of-bounds",
+  thread_fault_ext(*c.w, *c.t, Kind::out_of_bounds,
                    strf("out-of-bounds %s of %s in %s, block %s, thread %s, at %s: %s.\n"
                         "  Check the index against the array's size on both sides: a guard such as `i >= offset` before "
                         "reading [i - offset], and `i < n` before [i].",
                         write ? "write" : "read", space_word(c.space), kernel_str(c.w->grid->site).c_str(),
                         dim_str(c.w->block.bid, c.w->block.gdim).c_str(), dim_str(c.t->view.tid, c.w->block.bdim).c_str(),
-                        site.c_str(), what.c_str()));
+                        site.c_str(), what.c_str()),
+                   site);
   (void)size;
 }
 
@@ -921,11 +924,34 @@ static std::string advice(const Finding& f) {
          "the read (read, barrier, write, barrier).";
 }
 
+static uint3 block_index(uint32_t block) {
+  const Grid& g = *g_chk.grid;
+  return uint3{block % g.grid.x, (block / g.grid.x) % g.grid.y, block / (g.grid.x * g.grid.y)};
+}
+
+static uint3 thread_index(uint16_t thread) {
+  const Grid& g = *g_chk.grid;
+  return uint3{thread % g.block.x, (thread / g.block.x) % g.block.y, thread / (g.block.x * g.block.y)};
+}
+
 static std::string who_str(uint32_t block, uint16_t thread) {
   const Grid& g = *g_chk.grid;
-  uint3 b{block % g.grid.x, (block / g.grid.x) % g.grid.y, block / (g.grid.x * g.grid.y)};
-  uint3 t{thread % g.block.x, (thread / g.block.x) % g.block.y, thread / (g.block.x * g.block.y)};
-  return strf("block %s thread %s", dim_str(b, g.grid).c_str(), dim_str(t, g.block).c_str());
+  return strf("block %s thread %s", dim_str(block_index(block), g.grid).c_str(), dim_str(thread_index(thread), g.block).c_str());
+}
+
+// The diagnosis of the first finding: its block (the second access's), threads and sites.
+static Diagnosis finding_diagnosis(Kind kind, const Finding& f, bool two) {
+  Diagnosis d;
+  d.kind = kind;
+  d.sites.push_back(g_sites[f.pc_a]);
+  d.has_block = true;
+  d.block = block_index(f.block_b);
+  d.threads.push_back(thread_index(f.thread_a));
+  if (two) {
+    d.sites.push_back(g_sites[f.pc_b]);
+    d.threads.push_back(thread_index(f.thread_b));
+  }
+  return d;
 }
 
 static const char* verb(const std::string& kind, bool first, bool atomic) {
@@ -935,7 +961,7 @@ static const char* verb(const std::string& kind, bool first, bool atomic) {
   return wrote ? "wrote" : "read";
 }
 
-std::string check_launch_end(Grid& g, int* code, std::string* kind) {
+std::string check_launch_end(Grid& g, Diagnosis* d) {
   Checker& k = g_chk;
   if (!k.active) return "";
   k.active = false;
@@ -946,9 +972,8 @@ std::string check_launch_end(Grid& g, int* code, std::string* kind) {
   symbolize(pcs);
   std::string out;
   if (!k.hazards.empty()) {
-    *code = 3;
-    *kind = "race";
     const Finding& f0 = k.hazards.front();
+    *d = finding_diagnosis(f0.at.space == Space::Device ? Kind::race_device : Kind::race_shared, f0, true);
     out = strf("race in %s: %d hazard%s on %s.\n", kernel_str(g.site).c_str(), k.total_hazards, k.total_hazards == 1 ? "" : "s",
                space_word(f0.at.space));
     // One line per pair of source lines (several instructions of one line count together).
@@ -973,11 +998,9 @@ std::string check_launch_end(Grid& g, int* code, std::string* kind) {
     out += "  " + advice(f) + "\n";
   }
   if (!k.uninit.empty()) {
-    if (!*code) {
-      *code = 4;
-      *kind = "uninitialized";
-    }
     const Finding& f = k.uninit.front();
+    if (k.hazards.empty())
+      *d = finding_diagnosis(f.at.space == Space::Device ? Kind::uninit_device : Kind::uninit_shared, f, false);
     out += strf("%s in %s: %d read%s of %s that nothing wrote.\n", k.hazards.empty() ? "uninitialized read" : "also: uninitialized read",
                 kernel_str(g.site).c_str(), k.total_uninit, k.total_uninit == 1 ? "" : "s", space_word(f.at.space));
     std::vector<std::pair<std::string, int>> lines;

@@ -17,6 +17,8 @@ struct Thread;
 struct Grid;
 struct CBarState;
 struct LaunchSite;
+struct Diagnosis;
+enum class Kind : uint8_t;  // diagnosis.h
 
 // One access as the shadow remembers it, in 20 bytes. `run` identifies the block execution
 // (0: no access). Counters that could overflow saturate: a saturated warp clock or fence count can
@@ -88,10 +90,17 @@ struct MemoryChecker : NoEvents {
   static void cbar_arrive(Worker& w, Thread& t, const CBarState* b, uint64_t phase, bool completes, const char* file, int line);
   static void cbar_waited(Worker& w, Thread& t, const CBarState* b, uint64_t phase);
 };
-// After the checked run: "" or the report of what was found; *code is 3 (hazards) or 4 (other).
-std::string check_launch_end(Grid& g, int* code, std::string* kind);
-// A __syncthreads() is about to release: returns "" or a strict-barrier diagnostic (threads that returned).
-std::string check_barrier_release(Worker& w, unsigned nthreads, const char* file, int line);
+// After the checked run: "" or the report of what was found, with *d its diagnosis.
+std::string check_launch_end(Grid& g, Diagnosis* d);
+// Why a released __syncthreads() cannot let its threads go on: a loop around it that never ends
+// (runaway_barrier), or threads that returned while the others reach it (barrier_divergence; the
+// text lists who is where).
+struct BarrierProblem {
+  Kind kind;
+  std::string text;
+};
+// A __syncthreads() is about to release: false, or true with *problem filled in.
+bool check_barrier_release(Worker& w, unsigned nthreads, const char* file, int line, BarrierProblem* problem);
 // Host-side writes into device memory: cudaMemcpy, cudaMemset.
 enum class HostWrite : uint8_t { Copy = 1, Memset = 2 };
 void shadow_host_write(const void* dst, size_t bytes, HostWrite how);

@@ -38,13 +38,11 @@ static inline void bump(std::atomic<uint64_t>& c, uint64_t by = 1) {
   c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
 }
 
-void Grid::fail(int code, const char* kind, const std::string& msg) {
+void Grid::fail(const Diagnosis& d, const std::string& msg) {
   std::lock_guard<std::mutex> lock(err_mu);
   if (err.code == 0) {
-    trace_error(*this, kind, msg);
-    err.code = code;
-    err.kind = kind;
-    err.message = msg;
+    trace_error(*this, kind_category(d.kind), msg);
+    err = ErrorRec(d, msg);
   }
   abort.store(true);
 }
@@ -111,15 +109,31 @@ static inline __attribute__((always_inline)) void switch_away(Worker& w, Thread&
   }
 }
 
+// The diagnosis of an error in one block (the thread of the running block, when given).
+static Diagnosis block_diagnosis(Kind kind, const Worker& w, const Thread* t = nullptr, const std::string& site = "") {
+  Diagnosis d;
+  d.kind = kind;
+  if (!site.empty()) d.sites.push_back(site);
+  d.has_block = true;
+  d.block = w.block.bid;
+  if (t) d.threads.push_back(t->view.tid);
+  return d;
+}
+
 // Records an error found by the running thread and parks it for good.
-[[noreturn]] static void thread_fault(Worker& w, Thread& t, const char* kind, const std::string& msg) {
-  w.grid->fail(4, kind, msg);
+[[noreturn]] static void thread_fault(Worker& w, Thread& t, Kind kind, const std::string& msg, const std::string& site = "",
+                                      const std::string& detail = "") {
+  Diagnosis d = block_diagnosis(kind, w, &t, site);
+  d.detail = detail;
+  w.grid->fail(d, msg);
   t.st = St::Faulted;
   t.ready = kNotReady;
   for (;;) fiber_switch(t.fiber, w.sched);
 }
 
-void thread_fault_ext(Worker& w, Thread& t, const char* kind, const std::string& msg) { thread_fault(w, t, kind, msg); }
+void thread_fault_ext(Worker& w, Thread& t, Kind kind, const std::string& msg, const std::string& site, const std::string& detail) {
+  thread_fault(w, t, kind, msg, site, detail);
+}
 
 static void complete_group(Worker& w, unsigned warp_index, WarpGroup& g);
 static bool group_complete(const Warp& wp, const WarpGroup& g);
@@ -135,10 +149,10 @@ static void thread_entry(void* arg) {
   try {
     w.grid->invoke(w.grid->args);
   } catch (const std::exception& e) {
-    thread_fault(w, t, "exception", strf("%s: a C++ exception escaped the kernel in %s: %s", kernel_str(w.grid->site).c_str(),
+    thread_fault(w, t, Kind::exception, strf("%s: a C++ exception escaped the kernel in %s: %s", kernel_str(w.grid->site).c_str(),
                                          who(w, t).c_str(), e.what()));
   } catch (...) {
-    thread_fault(w, t, "exception", strf("%s: an exception escaped the kernel in %s", kernel_str(w.grid->site).c_str(), who(w, t).c_str()));
+    thread_fault(w, t, Kind::exception, strf("%s: an exception escaped the kernel in %s", kernel_str(w.grid->site).c_str(), who(w, t).c_str()));
   }
   t.st = St::Exited;
   t.ready = kNotReady;
@@ -159,7 +173,10 @@ static void thread_entry(void* arg) {
 }
 
 void device_misuse(const char* what, const char* file, int line) {
-  fatal(4, "misuse", strf("%s%s was used outside a kernel (in host code). Built-in variables and device synchronisation "
+  Diagnosis d{Kind::device_code_from_host};
+  if (file) d.sites.push_back(where(file, line));
+  d.detail = what;
+  fatal(d, strf("%s%s was used outside a kernel (in host code). Built-in variables and device synchronisation "
                           "exist only inside a __global__ function and the __device__ functions it calls.",
                           file ? (where(file, line) + ": ").c_str() : "", what));
 }
@@ -319,12 +336,13 @@ static void complete_group(Worker& w, unsigned warp_index, WarpGroup& g) {
       if (!(g.arrived & (1u << src))) {
         unsigned n = w.block.bdim.x * w.block.bdim.y * w.block.bdim.z;
         unsigned src_linear = warp_index * 32 + unsigned(src);
+        const bool returned = src_linear < n && (g.mask & (1u << src));
         const char* why = src_linear >= n ? "does not exist (the block has fewer threads than the warp has lanes)"
-                          : !(g.mask & (1u << src)) ? "is not in the mask"
-                          : "has already returned from the kernel";
+                          : !returned     ? "is not in the mask"
+                                          : "has already returned from the kernel";
         if (!w.faulted) {
           w.faulted = true;
-          w.grid->fail(4, "warp",
+          w.grid->fail(block_diagnosis(returned ? Kind::warp_lane_returned : Kind::warp_misuse, w, &lanes[l], where(g.file, g.line)),
                        strf("warp misuse at %s: %s, block %s: lane %u of warp %u reads lane %d through %s, but lane %d %s; it "
                             "would get garbage.\n  Keep every lane whose value is read taking part in the call (no early return "
                             "before it), give absent lanes a neutral value, or read only lanes that exist (e.g. check "
@@ -361,13 +379,15 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
   Warp& wp = w.warps[warp_index];
   auto at = [&] { return where(file, line); };  // formatted on error paths only
   if (!(mask & (1u << lane)))
-    thread_fault(w, t, "warp",
+    thread_fault(w, t, Kind::warp_mask_without_self,
                  strf("warp misuse at %s: %s: lane %u calls %s with mask 0x%08x, which does not include lane %u itself.\n"
                       "  Every lane that calls a *_sync intrinsic must be named in its mask.",
-                      at().c_str(), who(w, t).c_str(), lane, op_name(op), mask, lane));
+                      at().c_str(), who(w, t).c_str(), lane, op_name(op), mask, lane),
+                 at());
   if (width <= 0 || width > 32 || (width & (width - 1)))
-    thread_fault(w, t, "warp", strf("warp misuse at %s: %s: width %d of %s is not a power of two between 1 and 32.", at().c_str(),
-                                    who(w, t).c_str(), width, op_name(op)));
+    thread_fault(w, t, Kind::warp_misuse, strf("warp misuse at %s: %s: width %d of %s is not a power of two between 1 and 32.", at().c_str(),
+                                    who(w, t).c_str(), width, op_name(op)),
+                 at());
   WarpGroup* g = nullptr;
   for (WarpGroup& x : wp.groups) {
     if (op == WarpOp::Activemask || x.op == WarpOp::Activemask) {
@@ -388,19 +408,21 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
     // while the waiting group names this lane.
     if ((x.mask & (1u << lane)) && x.line == line && x.file && file && std::strcmp(x.file, file) == 0) {
       unsigned other = __builtin_ctz(x.arrived);
-      thread_fault(w, t, "warp",
+      thread_fault(w, t, Kind::warp_misuse,
                    strf("warp misuse at %s: %s: lane %u calls %s with mask 0x%08x while lane %u of the same warp waits in %s at %s "
                         "with mask 0x%08x.\n  Lanes that meet in a *_sync call must all pass the same mask.",
                         at().c_str(), who(w, t).c_str(), lane, op_name(op), mask, other, op_name(x.op), where(x.file, x.line).c_str(),
-                        x.mask));
+                        x.mask),
+                   at());
     }
   }
   if (g && g->op != op) {
     unsigned other = __builtin_ctz(g->arrived);
-    thread_fault(w, t, "warp",
+    thread_fault(w, t, Kind::warp_misuse,
                  strf("warp misuse at %s: %s: lane %u calls %s while lane %u waits in %s at %s with the same mask 0x%08x.\n"
                       "  The lanes of a mask must all call the same intrinsic; the others took a different branch.",
-                      at().c_str(), who(w, t).c_str(), lane, op_name(op), other, op_name(g->op), where(g->file, g->line).c_str(), mask));
+                      at().c_str(), who(w, t).c_str(), lane, op_name(op), other, op_name(g->op), where(g->file, g->line).c_str(), mask),
+                 at());
   }
   if (!g) {
     wp.groups.push_back(WarpGroup{op, mask, 0, width, value_bytes, is_signed, file, line, {}, {}});
@@ -432,7 +454,7 @@ static constexpr uint32_t kCBarMagic = 0xB4A21E55u;
 
 static void check_cbar(Worker& w, Thread& t, CBarState* b, const char* what, const char* file, int line) {
   if (b->magic != kCBarMagic)
-    thread_fault(w, t, "barrier",
+    thread_fault(w, t, Kind::cuda_barrier_misuse,
                  strf("cuda::barrier misuse at %s: %s: %s on a barrier that was never initialised.\n"
                       "  Call init(&bar, count) once (e.g. from thread 0), then __syncthreads(), before any thread uses it.",
                       where(file, line).c_str(), who(w, t).c_str(), what));
@@ -442,7 +464,7 @@ void cbar_init(CBarState* b, long expected, const char* file, int line) {
   Worker* w = tl_worker;
   if (!w || !tl_thread) device_misuse("init(cuda::barrier*)", file, line);
   if (expected <= 0 || expected > 1024)
-    thread_fault(*w, self_thread(), "barrier",
+    thread_fault(*w, self_thread(), Kind::cuda_barrier_misuse,
                  strf("cuda::barrier misuse at %s: %s: init() with an expected count of %ld; a block barrier counts between 1 "
                       "and 1024 threads.", where(file, line).c_str(), who(*w, self_thread()).c_str(), expected));
   b->magic = kCBarMagic;
@@ -460,7 +482,7 @@ uint64_t cbar_arrive(CBarState* b, long update, bool drop, const char* file, int
   Thread& t = self_thread();
   check_cbar(w, t, b, "arrive()", file, line);
   if (update < 1 || update > b->pending)
-    thread_fault(w, t, "barrier",
+    thread_fault(w, t, Kind::cuda_barrier_misuse,
                  strf("cuda::barrier misuse at %s: %s: arrive(%ld) when only %d arrival%s remain in this phase (the barrier was "
                       "initialised for %d at %s).", where(file, line).c_str(), who(w, t).c_str(), update, b->pending,
                       b->pending == 1 ? "" : "s", b->expected, where(b->init_file, b->init_line).c_str()));
@@ -492,7 +514,7 @@ void cbar_wait(CBarState* b, uint64_t token, const char* file, int line) {
   Thread& t = self_thread();
   check_cbar(w, t, b, "wait()", file, line);
   if (token == ~0ull || token > b->phase)
-    thread_fault(w, t, "barrier", strf("cuda::barrier misuse at %s: %s: wait() with a token that arrive() did not return.",
+    thread_fault(w, t, Kind::cuda_barrier_misuse, strf("cuda::barrier misuse at %s: %s: wait() with a token that arrive() did not return.",
                                        where(file, line).c_str(), who(w, t).c_str()));
   if (token < b->phase) {  // that phase has completed already
     Observers::cbar_waited(w, t, b, token);
@@ -543,7 +565,7 @@ void* static_shared_raw(size_t bytes, size_t align, size_t elem, const char* nam
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   if (!w.sh_guard) {
     void* m = mmap(nullptr, kSharedArena + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate shared memory (out of memory)");
+    if (m == MAP_FAILED) fatal(Diagnosis{Kind::out_of_memory}, "the simulator could not allocate shared memory (out of memory)");
     w.sh_guard = static_cast<unsigned char*>(m) + kSharedArena;
     mprotect(w.sh_guard, page, PROT_NONE);
     w.sh_lo = reinterpret_cast<uintptr_t>(m);
@@ -558,12 +580,12 @@ void* static_shared_raw(size_t bytes, size_t align, size_t elem, const char* nam
   size_t declared = bytes;
   for (const SharedArray& a : w.shared_arrays) declared += a.bytes;
   if (declared + w.grid->shmem > kSharedLimit)
-    thread_fault(w, self_thread(), "launch",
+    thread_fault(w, self_thread(), Kind::shared_memory_limit,
                  strf("%s: the block needs more than 49152 bytes (48 KiB) of shared memory (%zu bytes of __shared__ variables "
                       "so far, %zu dynamic). The last one: %s (%zu bytes) at %s.",
                       kernel_str(w.grid->site).c_str(), declared, w.grid->shmem, name, bytes, where(file, line).c_str()));
   if (used > kSharedArena)
-    thread_fault(w, self_thread(), "resource",
+    thread_fault(w, self_thread(), Kind::shared_arena_full,
                  strf("%s: %zu __shared__ variables do not fit the simulator's shared-memory arena (each takes at least 32 "
                       "bytes there). The last one: %s at %s.",
                       kernel_str(w.grid->site).c_str(), w.shared_arrays.size() + 1, name, where(file, line).c_str()));
@@ -616,7 +638,7 @@ static void ensure_stacks(Worker& w, size_t n) {
   size_t sz = stack_span();
   while (w.stacks.size() < n) {
     void* m = mmap(nullptr, sz + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate a thread stack (out of memory)");
+    if (m == MAP_FAILED) fatal(Diagnosis{Kind::out_of_memory}, "the simulator could not allocate a thread stack (out of memory)");
     mprotect(m, page, PROT_NONE);  // a stack overflow faults here instead of corrupting a neighbour
     w.stacks.push_back(static_cast<char*>(m) + page);
   }
@@ -693,7 +715,7 @@ static unsigned char* place_dynamic_shared(Worker& w, size_t bytes) {
   if (!w.dyn_guard) {
     size_t len = (kDynSharedMax + 16 + kDynSharedFront + page - 1) / page * page + page;
     void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) fatal(4, "resource", "the simulator could not allocate shared memory (out of memory)");
+    if (m == MAP_FAILED) fatal(Diagnosis{Kind::out_of_memory}, "the simulator could not allocate shared memory (out of memory)");
     w.dyn_guard = static_cast<unsigned char*>(m) + len - page;
     mprotect(w.dyn_guard, page, PROT_NONE);
     w.dyn_lo = reinterpret_cast<uintptr_t>(m);
@@ -838,7 +860,7 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
         hint = "Check every shared-memory index against the array's size.";
       }
       if (!overrun.empty())
-        g.fail(4, "out-of-bounds", strf("out-of-bounds write to shared memory in %s, block %s: %s.\n  %s", ksite().c_str(),
+        g.fail(block_diagnosis(Kind::out_of_bounds, w), strf("out-of-bounds write to shared memory in %s, block %s: %s.\n  %s", ksite().c_str(),
                                         blk().c_str(), overrun.c_str(), hint));
       Observers::block_end(w);
       return;
@@ -855,7 +877,7 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
           break;
         }
       }
-      g.fail(4, "deadlock",
+      g.fail(block_diagnosis(Kind::deadlock, w),
              strf("deadlock in %s, block %s: threads wait on a cuda::barrier phase that can never complete.\n%s%s%s%s",
                   ksite().c_str(), blk().c_str(), list_waiters(w, n, St::AtCBar).c_str(), list_waiters(w, n, St::AtBarrier).c_str(),
                   list_exited(w, n).c_str(), need.c_str()));
@@ -873,7 +895,7 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
                     "warp agrees on, such as 0xffffffff or __ballot_sync(0xffffffff, cond) taken before the branch.\n",
                     t.am_mask, i, where(t.am_file, t.am_line).c_str());
       }
-      g.fail(4, mixed ? "divergence" : "deadlock",
+      g.fail(block_diagnosis(mixed ? Kind::barrier_divergence : Kind::deadlock, w),
              strf("%s %s: block %s cannot make progress: lanes wait in a warp *_sync call for lanes that never arrive.\n%s%s%s%s"
                   "  Every non-exited lane named in a mask must reach the same *_sync call. A lane that took the other side of an "
                   "if, or waits at __syncthreads(), never arrives.",
@@ -884,7 +906,7 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
     // Everyone left is at a barrier (CUDA counts only threads that have not exited): release
     // them if they all wait at the same one.
     if (w.bar_mismatch) {
-      g.fail(4, "divergence",
+      g.fail(block_diagnosis(Kind::barrier_divergence, w),
              strf("barrier divergence in %s, block %s: threads wait at different barriers.\n%s%s"
                   "  Every thread of a block must reach the same __syncthreads() call. Move the barrier out of the if/else, or "
                   "make the condition the same for the whole block.",
@@ -894,18 +916,19 @@ static void run_block(Worker& w, Grid& g, uint32_t linear) {
     // Strict barriers: a thread that returned while the others pass another barrier is divergence
     // (CUDA leaves it undefined), and a barrier passed without end is a loop that never ends.
     Observers::barrier(w, w.bar_file, w.bar_line);
-    std::string problem = check_barrier_release(w, n, w.bar_file, w.bar_line);
-    if (!problem.empty()) {
-      if (exited > 0 && problem.compare(0, 4, "    ") == 0)
-        g.fail(4, "divergence",
+    BarrierProblem problem;
+    if (check_barrier_release(w, n, w.bar_file, w.bar_line, &problem)) {
+      const Diagnosis d = block_diagnosis(problem.kind, w, nullptr, where(w.bar_file, w.bar_line));
+      if (problem.kind == Kind::barrier_divergence)
+        g.fail(d,
                strf("barrier divergence in %s, block %s: some threads returned while the others went on to pass %s.\n%s"
                     "  Every thread of a block must reach every __syncthreads() the others reach: a thread that returns early "
                     "(e.g. `if (i >= n) return;`) or skips a barrier inside an if is undefined behaviour in CUDA. Keep the "
                     "threads alive and guard only their loads and stores.",
                     ksite().c_str(), blk().c_str(), ("the barrier at " + where(w.bar_file, w.bar_line)).c_str(),
-                    problem.c_str()));
+                    problem.text.c_str()));
       else
-        g.fail(4, "runaway", strf("runaway block in %s: %s", ksite().c_str(), problem.c_str()));
+        g.fail(d, strf("runaway block in %s: %s", ksite().c_str(), problem.text.c_str()));
       return;
     }
     w.bar_result = w.bar_kind == 0 ? w.bar_count : w.bar_kind == 1 ? w.bar_all : w.bar_kind == 2 ? w.bar_any : 0;

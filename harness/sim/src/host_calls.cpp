@@ -48,11 +48,11 @@ namespace detail {
 static void refuse_in_device_code(const char* function, void* return_address) {
   Worker* w = tl_worker;
   if (__builtin_expect(!w || !tl_thread || !w->grid || tl_own_calls > 0, 1)) return;
-  std::string msg;
+  std::string msg, at;
   {
     OwnCalls own;  // symbolizing the call site runs addr2line
     // The return address follows the call instruction; one byte back is the call itself.
-    std::string at = code_line(static_cast<char*>(return_address) - 1);
+    at = code_line(static_cast<char*>(return_address) - 1);
     const LaunchSite& site = w->grid->site;
     msg = strf("host function called from device code%s%s: %s: calling a __host__ function(\"%s\") from a __global__ "
                "function(\"%s\") is not allowed.\n"
@@ -60,7 +60,7 @@ static void refuse_in_device_code(const char* function, void* return_address) {
                "ends with `return`, hands its results back through its output buffers, and may print with printf.",
                at.empty() ? "" : " at ", at.c_str(), describe_current_thread().c_str(), function, site.kernel);
   }
-  thread_fault_ext(*w, *reinterpret_cast<Thread*>(tl_thread), "host-call", msg);
+  thread_fault_ext(*w, *reinterpret_cast<Thread*>(tl_thread), Kind::host_call, msg, at, function);
 }
 
 }  // namespace detail

@@ -10,6 +10,7 @@
 
 #include "cudasim/runtime.h"
 #include "check.h"
+#include "diagnosis.h"
 #include "fiber.h"
 
 namespace cudasim {
@@ -169,9 +170,11 @@ extern bool g_observed_launch;
 
 // An error found while running a grid: the first one wins.
 struct ErrorRec {
-  int code = 0;  // 3 race, 4 other
-  std::string kind;
+  int code = 0;  // 3 race, 4 other; 0 while none was found
+  Diagnosis diagnosis;
   std::string message;
+  ErrorRec() = default;
+  ErrorRec(Diagnosis d, std::string m) : code(kind_code(d.kind)), diagnosis(std::move(d)), message(std::move(m)) {}
 };
 
 struct Grid {
@@ -192,7 +195,7 @@ struct Grid {
   std::atomic<bool> abort{false};
   std::mutex err_mu;
   ErrorRec err;
-  void fail(int code, const char* kind, const std::string& msg);
+  void fail(const Diagnosis& d, const std::string& msg);
 };
 
 // Formatting helpers.
@@ -226,7 +229,8 @@ const Alloc* find_alloc(const void* p, size_t len = 1);
 const Alloc* find_alloc_any(const void* p);
 std::string alloc_str(const Alloc& a);
 // For a faulting address: a description of what it hits (guard page, freed buffer...), or "".
-std::string describe_address(uintptr_t addr);
+// *kind, when given, becomes out_of_bounds or use_after_free for an address the description names.
+std::string describe_address(uintptr_t addr, Kind* kind = nullptr);
 // Race detection: copy every live allocation / compare with a copy / restore it.
 struct Snapshot {
   std::vector<std::pair<const Alloc*, std::vector<unsigned char>>> parts;
@@ -244,10 +248,13 @@ void device_access(bool on);
 
 // Reporting (report.cpp).
 void report_kernel_error(const ErrorRec& e);  // prints, then exits or throws per ErrorMode
-[[noreturn]] void fatal(int code, const char* kind, const std::string& message);
+[[noreturn]] void fatal(const Diagnosis& d, const std::string& message);
 void install_crash_handlers();
 void watchdog_start();
-[[noreturn]] void thread_fault_ext(Worker& w, Thread& t, const char* kind, const std::string& msg);
+// Records an error of the running thread t (its block and thread go into the diagnosis, with the
+// site and detail when given) and parks it for good.
+[[noreturn]] void thread_fault_ext(Worker& w, Thread& t, Kind kind, const std::string& msg, const std::string& site = "",
+                                   const std::string& detail = "");
 std::string describe_current_thread();  // "kernel K, block b, thread t" or ""
 std::string code_line(void* pc);  // "file:line" of a code address (the innermost inlined frame), or ""
 

@@ -115,8 +115,10 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
   for (int i = 0; i < n_ptr_args; ++i) {
     const void* p = ptr_args[i].ptr;
     if (p && !find_alloc(p, 1)) {
-      std::string d = describe_address(reinterpret_cast<uintptr_t>(p));
-      ErrorRec e{4, "pointer",
+      Diagnosis diag{Kind::bad_pointer_argument};
+      std::string d = describe_address(reinterpret_cast<uintptr_t>(p), &diag.kind);
+      diag.sites.push_back(where(site.file, site.line));
+      ErrorRec e{diag,
                  strf("%s: argument %d of the kernel is %p, which is not device memory%s%s.\n"
                       "  A kernel can only dereference memory from cudaMalloc: copy host data there with cudaMemcpy and pass the "
                       "device pointer.",
@@ -180,9 +182,8 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     g_observed_launch = false;
     Observers::launch_end(g);
     g_schedule_index.store(0);
-    int ccode = 0;
-    std::string ckind;
-    std::string found = check_launch_end(g, &ccode, &ckind);
+    Diagnosis checked;
+    std::string found = check_launch_end(g, &checked);
     if (g.err.code) {
       if (count > 1 && !g.checking)
         g.err.message += strf("\n  (found while running the '%s' thread schedule)", schedule_name(g.schedule));
@@ -203,13 +204,13 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
       return;
     }
     if (!found.empty()) {
-      ErrorRec e{ccode, ckind, found};
+      ErrorRec e{checked, found};
       report_kernel_error(e);
       return;
     }
     std::string oob = check_canaries();
     if (!oob.empty()) {
-      ErrorRec e{4, "out-of-bounds",
+      ErrorRec e{Diagnosis{Kind::out_of_bounds},
                  strf("out-of-bounds write in %s: %s.\n  Guard every global store with a bounds check such as "
                       "`if (i < n)`; the last block usually has threads past the end of the data.",
                       kernel_str(site).c_str(), oob.c_str())};
@@ -230,7 +231,7 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
                      schedule_name(o.schedules[s]));
       }
       if (!diff.empty()) {
-        ErrorRec e{3, "race",
+        ErrorRec e{Diagnosis{Kind::race_schedule},
                    strf("race in %s: the result depends on the order in which threads run (or on what uninitialized memory "
                         "holds: each order fills it differently).\n"
                         "  Running the threads of each barrier interval in '%s' order and in '%s' order wrote different values:\n%s"

@@ -73,7 +73,7 @@ std::string alloc_str(const Alloc& a) {
   return strf("buffer #%d (%zu bytes, cudaMalloc at %s)", a.id, a.bytes, where(a.file, a.line).c_str());
 }
 
-std::string describe_address(uintptr_t addr) {
+std::string describe_address(uintptr_t addr, Kind* kind) {
   Registry& r = reg();
   for (auto& kv : r.live) {
     const Alloc& a = kv.second;
@@ -81,13 +81,16 @@ std::string describe_address(uintptr_t addr) {
       long long off = (long long)addr - (long long)a.data;
       size_t elem = a.elem ? a.elem : 1;
       size_t count = a.bytes / elem;
+      if (kind) *kind = Kind::out_of_bounds;
       return strf("element [%lld] of %s, which has %zu element%s: out of bounds", off >= 0 ? off / (long long)elem : -((-off + (long long)elem - 1) / (long long)elem),
                   alloc_str(a).c_str(), count, count == 1 ? "" : "s");
     }
   }
   for (const Alloc& a : r.freed)
-    if (addr >= a.map_base && addr < a.map_base + a.map_len)
+    if (addr >= a.map_base && addr < a.map_base + a.map_len) {
+      if (kind) *kind = Kind::use_after_free;
       return strf("%s, which was already released by cudaFree (use after free)", alloc_str(a).c_str());
+    }
   return "";
 }
 

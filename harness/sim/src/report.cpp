@@ -9,6 +9,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "internal.h"
@@ -16,11 +17,26 @@
 namespace cudasim {
 
 static ErrorMode g_mode = ErrorMode::Exit;
-static void (*g_hook)(int, const char*) = nullptr;
+static void (*g_hook)(const DiagnosisView&) = nullptr;
 void set_error_mode(ErrorMode m) { g_mode = m; }
-void set_fatal_hook(void (*hook)(int, const char*)) { g_hook = hook; }
+void set_fatal_hook(void (*hook)(const DiagnosisView&)) { g_hook = hook; }
 
 namespace detail {
+
+struct KindRow {
+  const char* name;
+  int code;
+  const char* category;
+};
+static constexpr KindRow kKinds[] = {
+#define CUDASIM_KIND_ROW(name, code, category) {#name, code, category},
+    CUDASIM_DIAGNOSIS_KINDS(CUDASIM_KIND_ROW)
+#undef CUDASIM_KIND_ROW
+};
+
+const char* kind_name(Kind k) { return kKinds[size_t(k)].name; }
+int kind_code(Kind k) { return kKinds[size_t(k)].code; }
+const char* kind_category(Kind k) { return kKinds[size_t(k)].category; }
 
 std::vector<Worker*> all_workers();
 
@@ -71,29 +87,43 @@ std::string kernel_str(const LaunchSite& s) { return strf("kernel %s (launched a
 
 __thread int tl_own_calls = 0;
 
-void fatal(int code, const char* kind, const std::string& message) {
+void fatal(const Diagnosis& d, const std::string& message) {
   // The process ends here, maybe on a simulated thread (a crash, the watchdog): the hook's and
   // _exit's host calls are the simulator's own (host_calls.cpp).
   OwnCalls own;
   std::fflush(stdout);
   std::fprintf(stderr, "cudasim: error: %s\n", message.c_str());
   std::fflush(stderr);
-  if (g_hook) g_hook(code, kind);
+  if (g_hook) {
+    const std::string first_line = message.substr(0, message.find('\n'));
+    DiagnosisView v{};
+    v.code = kind_code(d.kind);
+    v.kind = kind_name(d.kind);
+    v.site_count = int(std::min<size_t>(d.sites.size(), 2));
+    for (int i = 0; i < v.site_count; ++i) v.sites[i] = d.sites[i].c_str();
+    v.has_block = d.has_block;
+    v.block[0] = d.block.x, v.block[1] = d.block.y, v.block[2] = d.block.z;
+    v.thread_count = int(std::min<size_t>(d.threads.size(), 2));
+    for (int i = 0; i < v.thread_count; ++i)
+      v.threads[i][0] = d.threads[i].x, v.threads[i][1] = d.threads[i].y, v.threads[i][2] = d.threads[i].z;
+    v.detail = d.detail.c_str();
+    v.message = first_line.c_str();
+    g_hook(v);
+  }
   std::fflush(stdout);
-  _exit(code);
+  _exit(kind_code(d.kind));
 }
 
 void report_kernel_error(const ErrorRec& e) {
   if (g_mode == ErrorMode::Throw) {
     KernelError k;
     k.code = e.code;
-    static thread_local std::string kind_store;
-    kind_store = e.kind;
-    k.kind = kind_store.c_str();
+    k.kind = kind_category(e.diagnosis.kind);
+    k.diagnosis = kind_name(e.diagnosis.kind);
     std::snprintf(k.message, sizeof k.message, "%s", e.message.c_str());
     throw k;
   }
-  fatal(e.code, e.code == 3 ? "race" : "error", e.message);
+  fatal(e.diagnosis, e.message);
 }
 
 std::string describe_current_thread() {
@@ -132,14 +162,16 @@ static std::string source_of(void* pc) {
   return out;
 }
 
-std::string code_line(void* pc) {
-  // source_of gives "function at file:line", then "(inlined by) ..." lines for the callers.
-  std::string s = source_of(pc);
+// "file:line" of source_of's text: it gives "function at file:line", then "(inlined by) ..."
+// lines for the callers.
+static std::string line_of_source(std::string s) {
   s = s.substr(0, s.find('\n'));
   size_t at = s.rfind(" at ");
   if (at != std::string::npos) s = s.substr(at + 4);
   return s.empty() || s[0] == '?' ? "" : s;
 }
+
+std::string code_line(void* pc) { return line_of_source(source_of(pc)); }
 
 static bool stack_guard_hit(uintptr_t addr) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -184,30 +216,38 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
       "Check the index against the buffer's size: every thread past the end of the data must skip its loads and stores.";
   const char* advice = nullptr;  // for a crash in a kernel
   bool overflow = false;
+  Diagnosis diag;
+  diag.kind = thread.empty() ? Kind::crash_host : Kind::crash_device;
   if (sig == SIGFPE) {
+    diag.kind = Kind::arithmetic;
     what = "arithmetic error (integer division by zero?)";
   } else if (Worker* w = dynamic_shared_guard_hit(addr)) {
+    diag.kind = Kind::out_of_bounds;
     what = strf("out-of-bounds access to shared memory: byte %zu of dynamic shared memory, but the launch asked for %zu bytes "
                 "(the third <<<>>> argument)", size_t(addr - reinterpret_cast<uintptr_t>(w->dyn_start)), w->dyn_bytes);
     advice = kIndexAdvice;
   } else if (const SharedArray* a = static_shared_guard_hit(addr)) {
+    diag.kind = Kind::out_of_bounds;
     what = strf("out-of-bounds access to shared memory: byte %zu of __shared__ %s, which has %zu bytes (declared at %s)",
                 size_t(addr - reinterpret_cast<uintptr_t>(a->p)), a->name, a->bytes, where(a->file, a->line).c_str());
     advice = kIndexAdvice;
   } else if ((overflow = stack_guard_hit(addr))) {
+    diag.kind = Kind::stack_overflow;
     what = "stack overflow: the thread's local variables exceed the simulator's stack (set CUDASIM_STACK_KB to raise it)";
   } else {
-    std::string d = describe_address(addr);
+    std::string d = describe_address(addr, &diag.kind);
     const Alloc* host_deref = thread.empty() ? find_alloc(reinterpret_cast<void*>(addr)) : nullptr;
-    if (host_deref)
+    if (host_deref) {
+      diag.kind = Kind::crash_host;
       what = "host code dereferenced device memory (" + alloc_str(*host_deref) +
              "). A device pointer is only valid inside kernels: copy the data to a host array with cudaMemcpy first";
-    else if (!d.empty()) {
+    } else if (!d.empty()) {
       what = "invalid access to " + d;
-      advice = d.find("use after free") != std::string::npos
+      advice = diag.kind == Kind::use_after_free
                    ? "The buffer was released before this launch: call cudaFree only after the last kernel that uses it."
                    : kIndexAdvice;
     } else if (addr < 4096) {
+      diag.kind = Kind::null_dereference;
       what = "null pointer dereference";
       advice = "A pointer the kernel used is null: check the arguments of the launch (every pointer must come from "
                "cudaMalloc, and be allocated before the launch) and any pointer the kernel computes or loads.";
@@ -218,10 +258,16 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
     }
   }
   std::string src = source_of(pc);
+  if (!line_of_source(src).empty()) diag.sites.push_back(line_of_source(src));
+  if (Worker* w = tl_worker; w && tl_thread && w->grid) {
+    diag.has_block = true;
+    diag.block = w->block.bid;
+    diag.threads.push_back(tl_thread->tid);
+  }
   std::string msg = (thread.empty() ? std::string("crash in host code: ") : "crash in " + thread + ": ") + what + ".";
   if (!src.empty()) msg += "\n  at " + src;
   if (!thread.empty() && advice) msg += std::string("\n  ") + advice;
-  fatal(4, "error", msg);
+  fatal(diag, msg);
 }
 
 void install_crash_handlers() {
@@ -301,7 +347,11 @@ void watchdog_start() {
                       "or find the loop that never ends. (CUDASIM_BLOCK_SECONDS sets the limit.)"
                     : "\n  A loop around a barrier or a warp *_sync call that never ends? (CUDASIM_BLOCK_SECONDS sets "
                       "the limit.)";
-            fatal(4, "error",
+            Diagnosis d{alone || stuck ? Kind::endless_wait : Kind::runaway_block};
+            if (hf) d.sites.push_back(where(hf, w->hot_line.load()));
+            d.has_block = true;
+            d.block = w->block.bid;
+            fatal(d,
                   strf("runaway block in %s: block %s has run for %.0f s%s%s.%s", g ? kernel_str(g->site).c_str() : "a kernel",
                        dim_str(w->block.bid, w->block.gdim).c_str(), ran, state.c_str(), barrier.c_str(), what));
           }
@@ -316,7 +366,11 @@ void watchdog_start() {
         double secs = std::chrono::duration<double>(now - since[i]).count();
         if (secs < options().stall_seconds) continue;
         Grid* g = w->grid;
-        fatal(4, "error",
+        Diagnosis d{Kind::runaway_thread};
+        d.has_block = true;
+        d.block = w->block.bid;
+        d.threads.push_back(t->view.tid);
+        fatal(d,
               strf("runaway thread in %s: block %s, thread %s has run for %.0f s without reaching a barrier or returning.\n"
                    "  Is there a loop whose condition never changes (e.g. a stride that stays 0, or an index that is never "
                    "incremented), or a spin-wait on a value that another thread can only write later?",
@@ -328,4 +382,11 @@ void watchdog_start() {
 }
 
 }  // namespace detail
+
+int diagnosis_code(const char* kind) {
+  for (const detail::KindRow& r : detail::kKinds)
+    if (kind && std::strcmp(r.name, kind) == 0) return r.code;
+  return 0;
+}
+
 }  // namespace cudasim

@@ -192,9 +192,24 @@ const char* fiber_backend();  // "native x86-64", "boost.context" or "ucontext"
 // from the launch (used by the simulator's own tests).
 enum class ErrorMode { Exit, Throw };
 void set_error_mode(ErrorMode m);
-// Called with (exit code, kind) just before the process exits on a kernel error or a crash.
-// kind is "race", "error"; code is 3 for a race, 4 otherwise.
-void set_fatal_hook(void (*hook)(int code, const char* kind));
+// What the simulator found when it reports an error, as data (harness/sim/src/diagnosis.h lists
+// the kinds). Strings are "" and counts 0 where a kind has none; the strings live during the hook only.
+struct DiagnosisView {
+  int code;                   // the exit code: 3 for a race, 4 otherwise
+  const char* kind;           // stable snake_case name: "deadlock", "race_shared", "host_call", ...
+  int site_count;             // "file:line" of the code involved: one, or a race's two accesses
+  const char* sites[2];
+  int has_block;              // the block involved, when one is
+  unsigned block[3];
+  int thread_count;           // the threads involved, at most two
+  unsigned threads[2][3];
+  const char* detail;         // what the kind alone does not say (the host function's name)
+  const char* message;        // the first line of the message printed after "cudasim: error: "
+};
+// Called just before the process exits on a kernel error or a crash, after the message.
+void set_fatal_hook(void (*hook)(const DiagnosisView& d));
+// The exit code of a kind name (3 or 4), or 0 when the simulator has no such kind.
+int diagnosis_code(const char* kind);
 
 // Who last wrote each byte of device memory, for graders: a kernel's store or atomic, cudaMemset,
 // or a cudaMemcpy from host memory (a device-to-device copy keeps the source bytes' writers).
@@ -206,6 +221,7 @@ bool last_writers(const void* p, size_t bytes, Writer* out);
 struct KernelError {
   int code;          // 3 race, 4 other
   const char* kind;  // short machine name: "race", "divergence", "deadlock", "warp", ...
+  const char* diagnosis;  // the finer kind of DiagnosisView::kind: "race_shared", "barrier_divergence", ...
   char message[4096];
 };
 

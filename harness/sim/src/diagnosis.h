@@ -1,0 +1,71 @@
+// What the simulator found, as data: the kind of error (one stable snake_case name each), where,
+// and who. The driver's RESULT line carries it out of the process (docs/architecture.md, "The
+// driver binary protocol"), and scripts/puzzlelib/explain.py names each kind's reason for the
+// learner. Not included by learner code.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cudasim/runtime.h"
+
+// Every kind the simulator reports: X(name, exit code, category). The exit code is 3 for a race
+// and 4 otherwise; the category is the coarser word the trace's "error" event and
+// KernelError::kind carry. tests/python/test_explain.py reads this list: every name must have a
+// reason in explain.py.
+#define CUDASIM_DIAGNOSIS_KINDS(X)                \
+  X(deadlock, 4, "deadlock")                      \
+  X(barrier_divergence, 4, "divergence")          \
+  X(runaway_thread, 4, "runaway")                 \
+  X(endless_wait, 4, "runaway")                   \
+  X(runaway_block, 4, "runaway")                  \
+  X(runaway_barrier, 4, "runaway")                \
+  X(race_shared, 3, "race")                       \
+  X(race_device, 3, "race")                       \
+  X(race_schedule, 3, "race")                     \
+  X(uninit_shared, 4, "uninitialized")            \
+  X(uninit_device, 4, "uninitialized")            \
+  X(warp_lane_returned, 4, "warp")                \
+  X(warp_mask_without_self, 4, "warp")            \
+  X(warp_misuse, 4, "warp")                       \
+  X(cuda_barrier_misuse, 4, "barrier")            \
+  X(stack_overflow, 4, "error")                   \
+  X(null_dereference, 4, "error")                 \
+  X(use_after_free, 4, "error")                   \
+  X(out_of_bounds, 4, "out-of-bounds")            \
+  X(crash_host, 4, "error")                       \
+  X(crash_device, 4, "error")                     \
+  X(arithmetic, 4, "error")                       \
+  X(out_of_memory, 4, "resource")                 \
+  X(shared_arena_full, 4, "resource")             \
+  X(shared_memory_limit, 4, "launch")             \
+  X(bad_pointer_argument, 4, "pointer")           \
+  X(exception, 4, "exception")                    \
+  X(device_code_from_host, 4, "misuse")           \
+  X(host_call, 4, "host-call")
+
+namespace cudasim {
+namespace detail {
+
+enum class Kind : uint8_t {
+#define CUDASIM_KIND_ENUM(name, code, category) name,
+  CUDASIM_DIAGNOSIS_KINDS(CUDASIM_KIND_ENUM)
+#undef CUDASIM_KIND_ENUM
+};
+
+const char* kind_name(Kind k);      // "barrier_divergence"
+int kind_code(Kind k);              // the exit code: 3 race, 4 other
+const char* kind_category(Kind k);  // "divergence"
+
+struct Diagnosis {
+  Kind kind = Kind::crash_host;
+  std::vector<std::string> sites;  // "file:line" of the code involved: one, or a race's two accesses
+  bool has_block = false;
+  uint3 block{0, 0, 0};
+  std::vector<uint3> threads;  // the thread(s) involved, at most two
+  std::string detail;          // what the kind alone does not say (the host function's name), or ""
+};
+
+}  // namespace detail
+}  // namespace cudasim
