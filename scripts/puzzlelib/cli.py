@@ -13,6 +13,7 @@ from .common import PROG, UsageError, err, out, repo_root
 from .grade import cmd_grade
 from .options import suggest
 from .pixi import cmd_sync_pixi
+from .profile import cmd_profile
 from .scaffold import cmd_new
 from .sim_cmd import cmd_sim
 from .testcmd import cmd_test
@@ -22,6 +23,7 @@ COMMANDS = {
     "run": (cmd_run, "build and run one variant on its show input"),
     "check": (cmd_check, "test variants on many sizes"),
     "trace": (cmd_trace, "watch one block run, barrier by barrier, in the terminal"),
+    "profile": (cmd_profile, "count bank conflicts, sectors, idle lanes per source line; model the time"),
     "list": (cmd_list, "puzzles, variants and your progress"),
     "grade": (cmd_grade, "grade a submission on hidden inputs (instructors, CI)"),
     "test": (cmd_test, "the project's test suite (build, ctest, pytest)"),
@@ -43,6 +45,7 @@ examples:
   {prog} list
   {prog} run p14 --simple
   {prog} check p14 --simple
+  {prog} profile p12 --k1 --k2 --k3 --solution
 
 `{prog} <command> --help` describes a command's options.
 Environment: PUZZLES_BUILD_DIR (default build/), PUZZLES_TIMEOUT (seconds per run, default 120).
