@@ -326,9 +326,11 @@ def ncu_run(ncu: str, binary: Path, case_args: List[str], raw: Path, stem: str, 
                        str(binary)] + case_args, log)
     if proc.returncode != 0 or not report.exists():
         return None, proc.stdout
-    imp = subprocess.run([ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base",
-                          "--print-kernel-base", "function"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # Kernel names come out demangled with their parameters; base_kernel_name reduces them.
+    imp = run_logged([ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"], log)
     (raw / (stem + ".csv")).write_text(imp.stdout, encoding="utf-8")
+    if imp.returncode != 0:
+        return None, imp.stdout
     return parse_ncu_csv(imp.stdout), imp.stdout
 
 
