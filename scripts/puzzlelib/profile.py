@@ -30,6 +30,7 @@ DEFAULT_TPB = 256
 DEFAULT_SEED = 1
 IDLE_BELOW = 16           # average active lanes under which idle lanes are a cost: most of the warp idles
 NAMED_SHARE = 0.05        # a cost is named when it is at least this share of the modeled time
+                          # beyond the launches' fixed cost (which no change to a kernel's code removes)
 
 PROFILE_SPEC = {"--solution": None, "--n": positive_int, "--tpb": positive_int, "--seed": seed_int,
                 "--json": str, "--html": str, "--binary": str}
@@ -104,7 +105,8 @@ class VariantProfile:
 
     @property
     def top(self) -> Optional[dict]:
-        named = [c for c in self.costs if c["us"] >= NAMED_SHARE * self.time_us]
+        busy = self.time_us - sum(t["launch"] for t in self.terms)
+        named = [c for c in self.costs if c["us"] > 0 and c["us"] >= NAMED_SHARE * busy]
         return named[0] if named else None
 
 
@@ -141,6 +143,7 @@ def way(x: float) -> str:
 def costs(vp: VariantProfile) -> List[dict]:
     """The wasted work found per source line, each with its share of the modeled time, largest first."""
     found = []
+    sms = max((model.busy_sms(l) for l in vp.launches), default=model.SMS)  # the launch that does the most work
     by_line = {}  # type: Dict[Tuple[str, int], Dict[str, int]]
     for (f, line, op), c in vp.sites.items():
         agg = by_line.setdefault((f, line), {})
@@ -160,14 +163,14 @@ def costs(vp: VariantProfile) -> List[dict]:
         conflicts = a.get("sh_wavefronts", 0) - a.get("sh_ideal", 0)
         if conflicts > 0:
             per = a["sh_wavefronts"] / a["sh_ideal"]
-            found.append(dict(where, kind="bank conflicts", us=model.shared_us(conflicts), text=(
+            found.append(dict(where, kind="bank conflicts", us=model.shared_us(conflicts, sms), text=(
                 "%s-way bank conflicts at %s: the lanes of a warp touch different words of the same bank, so "
                 "each shared access takes %.1f passes through the banks where 1 would do (%s extra wavefronts)"
                 % (way(per), at, per, "{:,}".format(conflicts)))))
         avg = a["lanes"] / a["inst"] if a.get("inst") else 32
         if avg < IDLE_BELOW:
             wasted = a["inst"] - a["lanes"] / 32.0
-            found.append(dict(where, kind="idle lanes", us=model.issue_us(wasted * model.INST_PER_MEMORY_OP), text=(
+            found.append(dict(where, kind="idle lanes", us=model.issue_us(wasted * model.INST_PER_MEMORY_OP, sms), text=(
                 "lanes idle: %.1f of 32 lanes active on average at %s: the `if` leaves most of each warp with "
                 "nothing to do, and the warp still issues the instruction (%s warp instructions for work that "
                 "full warps would do in %s)" % (avg, at, "{:,}".format(a["inst"]),
@@ -468,13 +471,14 @@ def as_json(puzzle: Puzzle, solution: bool, vps: List[VariantProfile]) -> dict:
             "launches": [{
                 "index": l.index, "kernel": l.kernel, "file": vp.path(l.file), "line": l.line,
                 "grid": list(l.grid), "block": list(l.block), "shmem": l.shmem, "blocks": l.blocks, "warps": l.warps,
-                "bound": model.bound(t), "model_us": {k: round(v, 3) for k, v in sorted(t.items())},
+                "bound": model.bound(t), "model_us": {k: round(v, 6) for k, v in sorted(t.items())},
+                "totals": {k: (round(v, 3) if isinstance(v, float) else v) for k, v in sorted(totals([l]).items())},
             } for l, t in zip(vp.launches, vp.terms)],
             "sites": [dict({"file": f, "line": ln, "op": op}, **c) for (f, ln, op), c in sorted(vp.sites.items())],
             "barriers": [{"file": f, "line": ln, "inst": n} for (f, ln), n in sorted(vp.barriers.items())],
             "collectives": [{"file": f, "line": ln, "op": op, "inst": c[0], "lanes": c[1]}
                             for (f, ln, op), c in sorted(vp.collectives.items())],
-            "costs": [dict(c, us=round(c["us"], 3)) for c in vp.costs],
+            "costs": [dict(c, us=round(c["us"], 6)) for c in vp.costs],
             "top_cost": top_sentence(vp),
             "top_cost_kind": top["kind"] if top else None,
             "change": None if i == 0 else change(vps[i - 1], vp),

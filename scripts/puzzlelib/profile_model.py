@@ -7,12 +7,12 @@ cost per launch:
 
     launch  = LAUNCH_US + max(issue + conflicts, shared, dram) + atomics
 
-    issue   = warp instructions / (SMS * ISSUE_PER_CYCLE * CLOCK_HZ)
+    issue   = warp instructions / (sms * ISSUE_PER_CYCLE * CLOCK_HZ), sms = min(SMS, blocks)
               warp instructions are estimated, as the simulator sees only memory operations:
               INST_PER_MEMORY_OP per memory instruction (the address arithmetic, the add, the loop
               test and branch that come with each load or store in these kernels), plus one per
               barrier and COLLECTIVE_INST per warp collective (the shuffle and its add).
-    shared  = wavefronts / (SMS * WAVEFRONTS_PER_CYCLE * CLOCK_HZ): each SM's shared memory serves
+    shared  = wavefronts / (sms * WAVEFRONTS_PER_CYCLE * CLOCK_HZ): each SM's shared memory serves
               one wavefront (one pass through its 32 banks) per cycle.
     conflicts = the wavefronts beyond the fewest, at the same rate: a conflicted instruction is
               replayed, and the warp that issued it waits, so they add to the issue time.
@@ -61,12 +61,12 @@ def warp_instructions(launch: Launch) -> float:
     return INST_PER_MEMORY_OP * memory + launch.barrier_inst() + COLLECTIVE_INST * collectives
 
 
-def issue_us(instructions: float) -> float:
-    return instructions / (SMS * ISSUE_PER_CYCLE * CLOCK_HZ) * 1e6
+def issue_us(instructions: float, sms: int = SMS) -> float:
+    return instructions / (sms * ISSUE_PER_CYCLE * CLOCK_HZ) * 1e6
 
 
-def shared_us(wavefronts: float) -> float:
-    return wavefronts / (SMS * WAVEFRONTS_PER_CYCLE * CLOCK_HZ) * 1e6
+def shared_us(wavefronts: float, sms: int = SMS) -> float:
+    return wavefronts / (sms * WAVEFRONTS_PER_CYCLE * CLOCK_HZ) * 1e6
 
 
 def dram_us(sectors: float) -> float:
@@ -77,14 +77,20 @@ def atomic_us(instructions: float) -> float:
     return instructions * ATOMIC_NS * 1e-3
 
 
+def busy_sms(launch: Launch) -> int:
+    """The SMs a launch keeps busy: one block runs on one SM, so a launch of a few blocks uses few."""
+    return max(1, min(SMS, launch.blocks))
+
+
 def launch_terms(launch: Launch) -> Dict[str, float]:
     """Each term of the model for one launch, in microseconds, and their total ("time")."""
     wavefronts = sum(s.counts.get("wavefronts", 0) for s in launch.sites)
     conflicts = sum(s.conflicts for s in launch.sites if s.op.startswith("shared"))
     sectors = sum(s.counts.get("sectors", 0) for s in launch.sites)
     atomics = launch.total("global_atom", "inst")
-    terms = {"launch": LAUNCH_US, "issue": issue_us(warp_instructions(launch)), "conflicts": shared_us(conflicts),
-             "shared": shared_us(wavefronts), "dram": dram_us(sectors), "atomics": atomic_us(atomics)}
+    sms = busy_sms(launch)
+    terms = {"launch": LAUNCH_US, "issue": issue_us(warp_instructions(launch), sms),
+             "conflicts": shared_us(conflicts, sms), "shared": shared_us(wavefronts, sms), "dram": dram_us(sectors), "atomics": atomic_us(atomics)}
     busiest = max(terms["issue"] + terms["conflicts"], terms["shared"], terms["dram"])
     terms["time"] = terms["launch"] + busiest + terms["atomics"]
     return terms
