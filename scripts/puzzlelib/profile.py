@@ -437,9 +437,11 @@ def wrap(text: str, indent: str, width: int = 100) -> List[str]:
 
 def render(vps: List[VariantProfile]) -> List[str]:
     lines = []
-    for vp in vps:
+    for i, vp in enumerate(vps):
         lines.append(variant_title(vp))
         lines += fmt_table(kernel_rows(vp), KERNEL_HEADER)
+        if i == 0:  # once: the columns mean the same in every table
+            lines += KERNEL_LEGEND.splitlines()
         lines.append("")
         lines += site_lines(vp)
         lines.append("")
@@ -567,9 +569,11 @@ def cmd_profile(root: Path, args: List[str]) -> int:
             out("%s did not run: %s (%s)" % (v.label, outcome.reason, " ".join(outcome.cmd)))
             return 2
         if vp is None:
-            out("%s failed at n=%d tpb=%d seed=%d: %s. A profile of a wrong kernel would mislead; "
-                "run `%s check %s %s%s` to see what went wrong." % (
-                    v.label, n, tpb, seed, outcome.reason, PROG, puzzle.name, v.flag, " --solution" if solution else ""))
+            text = ("%s failed at n=%d tpb=%d seed=%d: %s. A profile of a wrong kernel would mislead; "
+                    "run `%s check %s %s%s` to see what went wrong." % (
+                        v.label, n, tpb, seed, outcome.reason, PROG, puzzle.name, v.flag, " --solution" if solution else ""))
+            for line in wrap(text, ""):
+                out(line)
             return 1
         vps.append(vp)
     for line in render(vps):
