@@ -22,6 +22,7 @@ import argparse
 import concurrent.futures
 import csv
 import io
+import json
 import os
 import re
 import shutil
@@ -319,12 +320,21 @@ def sim_run(binary: Path, case_args: List[str], profile: Path) -> Tuple[subproce
     return proc, (profile_data.load(profile) if profile.exists() else [])
 
 
+def verdict(output: str) -> str:
+    """The driver's own verdict (its RESULT line), or "none" when it printed none: counters of a run
+    that did not pass describe a kernel that did not do the work."""
+    for line in reversed(output.splitlines()):
+        if line.startswith("RESULT "):
+            return str(json.loads(line[len("RESULT "):]).get("verdict", "none"))
+    return "none"
+
+
 def ncu_run(ncu: str, binary: Path, case_args: List[str], raw: Path, stem: str, log):
     """Profile every launch of the GPU driver; returns (parsed launches, the CSV text)."""
     report = raw / (stem + ".ncu-rep")
     proc = run_logged([ncu, "--metrics", ",".join(METRICS), "--target-processes", "all", "-f", "-o", str(report),
                        str(binary)] + case_args, log)
-    if proc.returncode != 0 or not report.exists():
+    if proc.returncode != 0 or not report.exists() or verdict(proc.stdout) != "pass":
         return None, proc.stdout
     # Kernel names come out demangled with their parameters; base_kernel_name reduces them.
     imp = run_logged([ncu, "--import", str(report), "--csv", "--page", "raw", "--print-units", "base"], log)
@@ -473,7 +483,11 @@ def main(argv) -> int:
         log.write("$ CUDASIM_CHECKS=0 CUDASIM_PROFILE=%s %s %s --schedules forward\n%s\n" % (
             raw / (stem(c) + ".sim.jsonl"), binaries[(c[0], "cpu")], " ".join(case_args(c)), proc.stdout))
         print("sim  %-4s %-14s n=%-8d tpb=%-4d exit %d, %d launches" % (c + (proc.returncode, len(sim))))
-        failed |= proc.returncode != 0
+        if proc.returncode != 0 or verdict(proc.stdout) != "pass":
+            print("the simulator's run of %s did not pass (verdict %s): its counters are left out" % (
+                stem(c), verdict(proc.stdout)))
+            failed = True
+            sim = []
         gpu = None
         if not args.sim_only:
             gpu, text = gpu_results[c]
