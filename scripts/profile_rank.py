@@ -91,18 +91,16 @@ def main() -> int:
         tau = kendall_tau_b([r[1] for r in rows], [r[2] for r in rows])
         lines += ["## %s (measured: %s)" % (name, source), "",
                   "| variant | modeled us | measured us | modeled rank | measured rank |", "|---|---:|---:|---:|---:|"]
-        by_model = sorted(rows, key=lambda r: r[1])
-        by_gpu = sorted(rows, key=lambda r: r[2])
-        for v, mod, gpu in rows:
-            lines.append("| `%s` | %.1f | %.1f | %d | %d |" % (v, mod, gpu, by_model.index((v, mod, gpu)) + 1,
-                                                               by_gpu.index((v, mod, gpu)) + 1))
+        for v, mod, gpu in rows:  # rank 1 is the fastest; tied times share a rank
+            lines.append("| `%s` | %.1f | %.1f | %d | %d |" % (v, mod, gpu, 1 + sum(r[1] < mod for r in rows),
+                                                               1 + sum(r[2] < gpu for r in rows)))
         disagree = ["`%s` vs `%s`: model %.1f vs %.1f us, GPU %.1f vs %.1f us" % (a[0], b[0], a[1], b[1], a[2], b[2])
                     for a, b in combinations(rows, 2) if (a[1] - b[1]) * (a[2] - b[2]) <= 0]
         lines += ["", "Kendall's tau-b: %.3f (simulator: %.0f s for the %d variants)" % (tau, seconds, len(rows)), "",
                   "Pairs the model and the GPU order differently (or the model ties): %s"
-                  % ("none" if not disagree else ""), ""]
+                  % ("none" if not disagree else ""), ""][:-1 if disagree else None]
         lines += ["- " + d for d in disagree] + ([""] if disagree else [])
-    text = "\n".join(lines).rstrip() + "\n"
+    text = "\n".join(l.rstrip() for l in lines).rstrip() + "\n"
     sys.stdout.write(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
