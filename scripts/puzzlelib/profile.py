@@ -243,9 +243,10 @@ def change(prev: VariantProfile, cur: VariantProfile) -> str:
             continue
         improved = (b > a) if key == "lanes_avg" else (b < a)
         item = (ratio, key, words, a, b)
-        if improved and (better is None or ratio > better[0]):
+        # A later counter must move clearly more to be named: STORY_COUNTERS lists the telling ones first.
+        if improved and (better is None or ratio > better[0] * 1.05):
             better = item
-        if not improved and (worse is None or ratio > worse[0]):
+        if not improved and (worse is None or ratio > worse[0] * 1.05):
             worse = item
 
     def say(item):
@@ -266,7 +267,8 @@ def change(prev: VariantProfile, cur: VariantProfile) -> str:
         parts.append(say(better))
     if worse and (better is None or worse[0] > 2):
         parts.append("but " + say(worse))
-    return "; ".join(parts) if parts else "no counter changed by more than 5%"
+    return "; ".join(parts) if parts else ("no counter changed by more than 5% (what did change is not counted: "
+                                           "arithmetic, branches and loop tests touch no memory)")
 
 
 def conflict_lines(vp: VariantProfile) -> List[str]:
@@ -291,12 +293,14 @@ def busiest_shared_line(vp: VariantProfile) -> str:
 # ---- text --------------------------------------------------------------------------------------
 
 def compact(x: float) -> str:
-    """A count in at most 6 characters: 9,999, 389.1k, 4.46M."""
+    """A count in at most 5 characters: 9,999, 38.9k, 389k, 4.46M."""
     x = float(x)
     if x < 10000:
         return "{:,}".format(int(round(x))) if x == int(x) or x >= 100 else "%.1f" % x
-    if x < 1e6:
+    if x < 1e5:
         return "%.1fk" % (x / 1e3)
+    if x < 1e6:
+        return "%.0fk" % (x / 1e3)
     return "%.2fM" % (x / 1e6)
 
 
@@ -307,7 +311,7 @@ def grid_text(launches: List[pdata.Launch]) -> str:
         if not grids or grids[-1] != g:
             grids.append(g)
     b = "x".join(str(d) for d in launches[0].block if d > 1) or "1"
-    return "%s x %s" % (",".join(grids), b)
+    return "%sx%s" % (",".join(grids), b)
 
 
 def kernel_groups(vp: VariantProfile) -> List[Tuple[str, List[int]]]:
