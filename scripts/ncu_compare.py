@@ -314,10 +314,15 @@ def configure(root: Path, build: Path, cuda: bool, log) -> None:
 
 
 def sim_run(binary: Path, case_args: List[str], profile: Path) -> Tuple[subprocess.CompletedProcess, List]:
-    env = dict(os.environ, CUDASIM_CHECKS="0", CUDASIM_PROFILE=str(profile))
+    # The H200's SM count: kernels that size their grid by it (p13 --single-pass) launch as many
+    # blocks on the simulator as on the GPU.
+    env = dict(os.environ, CUDASIM_CHECKS="0", CUDASIM_PROFILE=str(profile), CUDASIM_SM_COUNT=str(SM_COUNT))
     proc = subprocess.run([str(binary)] + case_args + ["--schedules", "forward"], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, env=env, timeout=900)
     return proc, (profile_data.load(profile) if profile.exists() else [])
+
+
+SM_COUNT = 132  # NVIDIA H200 (bench/results/p12-h200-2026-11-30.md names the device)
 
 
 def verdict(output: str) -> str:

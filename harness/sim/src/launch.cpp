@@ -290,7 +290,11 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
   p->maxGridSize[0] = 2147483647;
   p->maxGridSize[1] = 65535;
   p->maxGridSize[2] = 65535;
+  // One "SM" per core, unless CUDASIM_SM_COUNT names a GPU's (kernels that size their grid by the
+  // SM count then launch what they launch there: scripts/ncu_compare.py compares with an H200).
   p->multiProcessorCount = (int)std::max(1u, std::thread::hardware_concurrency());
+  if (const char* v = std::getenv("CUDASIM_SM_COUNT"))
+    if (std::atoi(v) > 0) p->multiProcessorCount = std::atoi(v);
   p->major = 9;
   p->minor = 0;
   p->clockRate = 1000000;  // kHz: device clock() counts 1000 per read (see device_clock)

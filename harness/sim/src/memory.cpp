@@ -14,6 +14,11 @@ namespace cudasim {
 namespace detail {
 
 static constexpr unsigned char kCanary = 0xA5;
+// cudaMalloc returns 256-byte aligned memory, and kernels rely on it (int4 loads; coalescing into
+// 32-byte sectors, which the profiler counts): the buffer's end is rounded up to that, and the
+// rounding holds canaries.
+static constexpr size_t kMallocAlign = 256;
+static size_t padded_size(size_t bytes) { return (std::max<size_t>(bytes, 1) + kMallocAlign - 1) & ~(kMallocAlign - 1); }
 static constexpr unsigned char kUninit = 0xCD;
 
 namespace {
@@ -141,7 +146,7 @@ struct Access {  // device memory readable and writable for the scope
 cudaError_t malloc_typed(void** p, size_t bytes, size_t elem, const char* type, const char* file, int line) {
   if (!p) return api_error(cudaErrorInvalidValue, file, line, "cudaMalloc was given a null pointer to store the address in");
   size_t pg = page_size();
-  size_t padded = (std::max<size_t>(bytes, 1) + 15) & ~size_t(15);
+  size_t padded = padded_size(bytes);
   size_t data_pages = (padded + pg - 1) / pg;
   size_t map_len = (data_pages + 1) * pg;
   void* m = mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -180,7 +185,7 @@ std::string check_canaries() {
   std::lock_guard<std::mutex> lock(r.mu);
   for (auto& kv : r.live) {
     const Alloc& a = kv.second;
-    size_t padded = (std::max<size_t>(a.bytes, 1) + 15) & ~size_t(15);
+    size_t padded = padded_size(a.bytes);
     uintptr_t bad = 0;
     if (!canary_ok(a.data + a.bytes, a.data + padded, &bad) || !canary_ok(a.map_base, a.data, &bad)) {
       std::string d = describe_address(bad);
