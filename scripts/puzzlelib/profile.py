@@ -407,7 +407,7 @@ def counter_text(op: str, c: Dict[str, int]) -> str:
 
 
 def variant_title(vp: VariantProfile) -> str:
-    calls = " (of the driver's %d calls, the first)" % vp.calls if vp.calls > 1 else ""
+    calls = " (the first of %d calls)" % vp.calls if vp.calls > 1 else ""
     return "%s: n=%d tpb=%d seed=%d, %d launch(es)%s, modeled %.1f us on an H200" % (
         vp.variant.label, vp.n, vp.tpb, vp.seed, len(vp.launches), calls, vp.time_us)
 
@@ -442,7 +442,7 @@ def wrap(text: str, indent: str, width: int = 100) -> List[str]:
 def render(vps: List[VariantProfile]) -> List[str]:
     lines = []
     for i, vp in enumerate(vps):
-        lines.append(variant_title(vp))
+        lines += wrap(variant_title(vp), "")
         lines += fmt_table(kernel_rows(vp), KERNEL_HEADER)
         if i == 0:  # once: the columns mean the same in every table
             lines += KERNEL_LEGEND.splitlines()

@@ -216,3 +216,36 @@ def test_a_failing_kernel_exits_1_and_points_at_check():
         pytest.skip("puzzles/p12/p12.cu solves --k2 in this tree")
     assert code == 1, text
     assert "failed" in text and "check p12 --k2" in text
+
+
+# ---- profile_data's corrections (no build needed) -----------------------------------------------
+
+def record(accesses, launch=0):
+    return {"launch": launch, "kernel": "k", "at": "/x/k.cu:9", "grid": [2, 1, 1], "block": [32, 1, 1], "shmem": 0,
+            "blocks": 2, "warps": 2, "threads": 64, "block_barriers": 0, "accesses": accesses, "barriers": [],
+            "collectives": []}
+
+
+def global_ld(pc, sectors, ideal, at="/x/k.cu:5"):
+    return {"at": at, "pc": pc, "op": "global_ld", "inst": 2, "lanes": 64, "sectors": sectors,
+            "ideal_sectors": ideal, "bytes": ideal * 32}
+
+
+def test_the_members_of_an_int4_load_are_one_request():
+    from puzzlelib import profile_data as pd
+    # 32 lanes x 16 bytes: each member (4 bytes at a 16-byte stride) touches all 16 sectors; their
+    # bytes fit in 4 each; 2 warps.
+    members = [global_ld(pc, 2 * 16, 2 * 4) for pc in (1, 2, 3, 4)]
+    site, = pd.parse_launch(record(members)).sites
+    assert (site.counts["inst"], site.counts["sectors"], site.counts["ideal_sectors"]) == (2, 32, 32)
+    # Two coalesced loads of one line (in[i] + in[i + blockDim.x]) stay two requests each warp.
+    site, = pd.parse_launch(record([global_ld(1, 8, 8), global_ld(2, 8, 8)])).sites
+    assert (site.counts["inst"], site.counts["sectors"]) == (4, 16)
+
+
+def test_a_variant_called_twice_is_counted_once():
+    from puzzlelib import profile_data as pd
+    a = [pd.parse_launch(record([global_ld(1, 8, 8)], i)) for i in range(2)]
+    assert pd.one_call(a) == a[:1]
+    b = [pd.parse_launch(record([global_ld(1, 8, 8)], 0)), pd.parse_launch(record([global_ld(1, 4, 4)], 1))]
+    assert pd.one_call(b) == b
