@@ -552,7 +552,7 @@ def cmd_profile(root: Path, args: List[str]) -> int:
     for v in variants:
         n, tpb = default_case(v, p.get("--n"), p.get("--tpb"))
         limit = v.n_limit(tpb)
-        if tpb not in v.tpb and p.get("--tpb") is None or limit is not None and n > limit:
+        if limit is not None and n > limit:
             raise UsageError("%s takes at most n=%d with tpb=%d (one block); use a smaller --n."
                              % (v.label, limit, tpb))
         cases.append((v, n, tpb))
