@@ -36,8 +36,8 @@ PROFILE_SPEC = {"--solution": None, "--n": positive_int, "--tpb": positive_int, 
                 "--json": str, "--html": str, "--binary": str}
 
 PROFILE_HELP = """\
-usage: {prog} profile pNN --VARIANT [--VARIANT ...] [--solution] [--n N --tpb T] [--seed S]
-                          [--json FILE] [--html FILE]
+usage: {prog} profile pNN --VARIANT [--VARIANT ...] [--solution]
+           [--n N --tpb T] [--seed S] [--json FILE] [--html FILE]
 
 Run each variant once on the CPU simulator with its profiler on, and show what an NVIDIA GPU's
 memory pipeline would do with it, counted the way Nsight Compute counts: shared-memory warp
