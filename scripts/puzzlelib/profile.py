@@ -54,7 +54,8 @@ with several variants, one row per variant saying what changed and which counter
   --json FILE        also write the whole profile as data (docs/profile-schema.json)
   --html FILE        also write it as one web page (it loads nothing from the network)
 
-Exit status: 0 profiled, 1 a kernel failed (`{prog} check` says why), 2 usage or build error.
+Exit status: 0 profiled, 1 a kernel failed (`{prog} check` says why),
+2 a usage or build error.
 """
 
 
