@@ -19,6 +19,6 @@ function(add_puzzle_checker puzzle)
     VERBATIM)
   add_executable(${puzzle}_checker EXCLUDE_FROM_ALL ${driver} ${table} ${launchers}
                  ${_PUZZLE_CHECKER_DIR}/../src/checker.cpp)
-  target_link_libraries(${puzzle}_checker PRIVATE puzzle_harness_cpu)
+  target_link_libraries(${puzzle}_checker PRIVATE puzzle_harness_cpu puzzles_warnings)
   target_include_directories(${puzzle}_checker PRIVATE ${CMAKE_SOURCE_DIR}/puzzles/${puzzle})
 endfunction()

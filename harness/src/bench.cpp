@@ -36,30 +36,6 @@ Registry& registry() {
   static Registry r;
   return r;
 }
-
-std::string json_string(const std::string& s) {
-  std::string o = "\"";
-  for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') o += '\\', o += ch;
-    else if (c == '\n') o += "\\n";
-    else if (c == '\t') o += "\\t";
-    else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      o += buf;
-    } else o += ch;
-  }
-  return o + "\"";
-}
-
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 }  // namespace
 
 void configure(Settings s) { registry().settings = std::move(s); }
@@ -126,6 +102,29 @@ void flush_l2(const int* buf, size_t n, int* sink);  // bench_gpu.cu: reads buf,
 }  // namespace detail
 
 namespace {
+
+std::string json_string(const std::string& s) {
+  std::string o = "\"";
+  for (char ch : s) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') o += '\\', o += ch;
+    else if (c == '\n') o += "\\n";
+    else if (c == '\t') o += "\\t";
+    else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      o += buf;
+    } else o += ch;
+  }
+  return o + "\"";
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
 
 const double kNaN = std::nan("");
 

@@ -377,6 +377,7 @@ TEST_CASE("race: warp exchange through shared memory without __syncwarp", "[diag
 // ---- out of bounds ---------------------------------------------------------------------------
 
 __global__ void write_past_end(int* a, int n) {
+  (void)n;  // a learner's kernel that ignores its bound
   const int i = threadIdx.x;
   a[i] = i;  // @oob-write  the bug: no `if (i < n)`; threads 5-7 write into the buffer's alignment slack
 }

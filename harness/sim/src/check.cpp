@@ -575,11 +575,6 @@ static bool ordered(const Stamp& a, const Ctx& c) {
   return false;
 }
 
-static bool line_of_rmw(uint32_t pa, uint32_t pb) {
-  symbolize({pa, pb});
-  return g_sites[pa] == g_sites[pb];
-}
-
 // Reports are rare: kept out of line so that the per-access path stays small.
 __attribute__((noinline, cold)) static void record_hazard(const Ctx& c, const Stamp& a, const char* kind) {
   Checker& k = g_chk;
@@ -702,7 +697,7 @@ static void check_cell(Ctx& c, Cell& cell, uint32_t mask, bool write, bool read)
   }
 }
 
-[[noreturn]] __attribute__((noinline, cold)) static void out_of_bounds(Ctx& c, uintptr_t a, size_t size, bool write, const std::string& what) {
+[[noreturn]] __attribute__((noinline, cold)) static void out_of_bounds(Ctx& c, bool write, const std::string& what) {
   std::string site = site_of(c.s.pc);
   thread_fault_ext(*c.w, *c.t, Kind::out_of_bounds,
                    strf("out-of-bounds %s of %s in %s, block %s, thread %s, at %s: %s.\n"
@@ -712,7 +707,6 @@ static void check_cell(Ctx& c, Cell& cell, uint32_t mask, bool write, bool read)
                         dim_str(c.w->block.bid, c.w->block.gdim).c_str(), dim_str(c.t->view.tid, c.w->block.bdim).c_str(),
                         site.c_str(), what.c_str()),
                    site);
-  (void)size;
 }
 
 // ---- the access front end ----------------------------------------------------------------------
@@ -797,7 +791,7 @@ void MemoryChecker::access(const AccessEvent& e) {
     if (a < d->data || a + size > d->data + d->bytes) {
       Where x = describe(*w, Space::Device, a);
       size_t count = d->bytes / x.elem;
-      out_of_bounds(c, a, size, write,
+      out_of_bounds(c, write,
                     strf("%s is outside the buffer, which has %zu element%s (valid indices 0 to %lld)", where_str(x).c_str(),
                          count, count == 1 ? "" : "s", (long long)count - 1));
     }
@@ -833,7 +827,7 @@ void MemoryChecker::access(const AccessEvent& e) {
       long long count = 0;
       for (const SharedArray& s : w->shared_arrays)
         if (x.array == s.name) count = (long long)(s.bytes / (s.elem ? s.elem : 1));
-      out_of_bounds(c, a, size, write,
+      out_of_bounds(c, write,
                     strf("%s is outside __shared__ %s, which has %lld element%s (valid indices 0 to %lld)", where_str(x).c_str(),
                          x.array.c_str(), count, count == 1 ? "" : "s", count - 1));
     }
@@ -843,11 +837,11 @@ void MemoryChecker::access(const AccessEvent& e) {
       Where x = describe(*w, Space::Dynamic, a);
       long long count = (long long)(w->dyn_bytes / x.elem);
       if (w->dyn_bytes == 0)
-        out_of_bounds(c, a, size, write,
+        out_of_bounds(c, write,
                       strf("%s is dynamic shared memory, but the launch asked for none (the third <<<>>> argument sets "
                            "its size in bytes)", where_str(x).c_str()));
       else
-      out_of_bounds(c, a, size, write,
+      out_of_bounds(c, write,
                     strf("%s is outside the %zu bytes of dynamic shared memory that the launch asked for (%lld element%s, valid "
                          "indices 0 to %lld; the third <<<>>> argument sets the size)",
                          where_str(x).c_str(), w->dyn_bytes, count, count == 1 ? "" : "s", count - 1));

@@ -59,6 +59,8 @@ int kind_code(Kind k);              // the exit code: 3 race, 4 other
 const char* kind_category(Kind k);  // "divergence"
 
 struct Diagnosis {
+  Diagnosis() = default;
+  explicit Diagnosis(Kind k) : kind(k) {}
   Kind kind = Kind::crash_host;
   std::vector<std::string> sites;  // "file:line" of the code involved: one, or a race's two accesses
   bool has_block = false;

@@ -93,7 +93,7 @@ cudaError_t cudaMemPrefetchAsync(const void* p, size_t bytes, int device, cudaSt
 cudaError_t cudaMemAdvise(const void* p, size_t bytes, cudaMemoryAdvise advice, int device);
 cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t s, CUDASIM_SITE);
 template <class T>
-cudaError_t cudaMallocAsync(T** p, size_t bytes, cudaStream_t s, CUDASIM_SITE) {
+cudaError_t cudaMallocAsync(T** p, size_t bytes, cudaStream_t /*stream: all work runs in order*/, CUDASIM_SITE) {
   return cudaMalloc(p, bytes, file, line);
 }
 cudaError_t cudaFreeAsync(void* p, cudaStream_t s, CUDASIM_SITE);

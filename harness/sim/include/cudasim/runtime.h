@@ -280,10 +280,14 @@ inline const ThreadView& cur_thread(const char* what) {
   if (__builtin_expect(tl_thread_ro == nullptr, 0)) device_misuse(what, nullptr, 0);
   return tl_thread_view_ro;
 }
+// The object is the engine's BlockView; only this declaration names it as BlockViewData (above).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-aliasing"
 inline const BlockView& cur_block(const char* what) {
   if (__builtin_expect(tl_block_ro == nullptr, 0)) device_misuse(what, nullptr, 0);
   return reinterpret_cast<const BlockView&>(tl_block_view_ro);
 }
+#pragma GCC diagnostic pop
 
 void syncthreads(const char* file, int line);
 int syncthreads_reduce(int kind, int pred, const char* file, int line);
@@ -383,7 +387,7 @@ struct KernelLaunch {
       }
     };
     const Payload payload{call, Refs(a...)};
-    detail::ArgCheck ptrs[sizeof...(A) + 1];
+    detail::ArgCheck ptrs[sizeof...(A) + 1] = {};
     int n = detail::collect_ptrs(payload.args, ptrs, std::index_sequence_for<A...>{});
     detail::launch(site, grid, block, shmem, &Payload::run, &payload, ptrs, n);
   }
@@ -436,7 +440,9 @@ struct FnPayload {
   template <size_t... I>
   void call(std::index_sequence<I...>) const {
     std::tuple<ParamSlot<std::remove_cv_t<P>>...> slots;
-    auto f = reinterpret_cast<void (*)(abi_param_t<std::remove_cv_t<P>>...)>(fn);
+    // The kernel called as the ABI passes its parameters (through void (*)(), which GCC's
+    // -Wcast-function-type accepts as the deliberate cast between function types that this is).
+    auto f = reinterpret_cast<void (*)(abi_param_t<std::remove_cv_t<P>>...)>(reinterpret_cast<void (*)()>(fn));
     f(abi_arg(std::get<I>(vals), std::get<I>(slots))...);
     (void)slots;
   }
@@ -455,7 +461,7 @@ struct KernelFnLaunch {
     static_assert(sizeof...(A) == sizeof...(P), "cudasim: a kernel launch passes as many arguments as the kernel has parameters");
     using Payload = detail::FnPayload<P...>;
     const Payload payload{fn, typename Payload::Vals(std::forward<A>(a)...)};
-    detail::ArgCheck ptrs[sizeof...(P) + 1];
+    detail::ArgCheck ptrs[sizeof...(P) + 1] = {};
     int n = detail::collect_ptrs(payload.vals, ptrs, std::index_sequence_for<P...>{});
     detail::launch(site, grid, block, shmem, &Payload::run, &payload, ptrs, n);
   }
