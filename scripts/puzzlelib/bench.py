@@ -19,7 +19,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import List
 
 from . import build as bld
 from .common import PROG, BuildError, UsageError, build_dir, err, out, quote_cmd, rel
