@@ -19,13 +19,13 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import List
 
 from . import build as bld
 from .common import PROG, BuildError, UsageError, build_dir, err, out, quote_cmd, rel
 from .driver import run_driver
-from .options import backend_choice, parse, positive_int, seed_int
-from .puzzles import discover, find_puzzle
+from .options import positive_int, seed_int
+from .request import Verb, parse_request, pick
 
 BENCH_LINE = re.compile(r"^BENCH (\{.*\})\s*$")
 DEFAULT_SIZES = "4194304,268435456"
@@ -59,9 +59,6 @@ def flush_choice(text: str) -> str:
     return text
 
 
-BENCH_SPEC = {"--solution": None, "--backend": backend_choice, "--sizes": sizes_arg, "--runs": positive_int,
-              "--warmup": nonnegative_int, "--tpb": positive_int, "--seed": seed_int, "--flush": flush_choice,
-              "--out": str, "--binary": str, "--no-chart": None}
 
 BENCH_HELP = """\
 usage: {prog} bench pNN [--VARIANT ...] [--solution] [--sizes N,N] [--runs R] [--tpb T] [--out DIR]
@@ -83,6 +80,11 @@ matplotlib is installed. Needs a GPU: the CPU simulator's timings say nothing ab
   --no-chart         do not draw the .png
   --binary PATH      run this driver binary instead of building one
 """
+
+BENCH = Verb("bench", dict(pick("--solution", "--backend"), **{
+    "--sizes": sizes_arg, "--runs": positive_int, "--warmup": nonnegative_int, "--tpb": positive_int,
+    "--seed": seed_int, "--flush": flush_choice, "--out": str, "--binary": str, "--no-chart": None}),
+    BENCH_HELP.replace("{sizes}", DEFAULT_SIZES), missing="bench needs a puzzle, e.g. `{prog} bench p12`.")
 
 NEEDS_GPU = """\
 bench measures time on an NVIDIA GPU, but {why}.
@@ -306,28 +308,15 @@ def print_table(table: List[dict], header: dict) -> None:
 # ---------------------------------------------------------------------------------- command
 
 def cmd_bench(root: Path, args: List[str]) -> int:
-    p = parse(args, BENCH_SPEC, allow_unknown_flags=True)
-    puzzles = discover(root)
-    if not p.positionals:
-        if p.help:
-            out(BENCH_HELP.format(prog=PROG, sizes=DEFAULT_SIZES))
-            return 0
-        raise UsageError("bench needs a puzzle, e.g. `%s bench p12`." % PROG)
-    from .commands import resolve_variants  # the variant flags work as in run and check
-    puzzle = find_puzzle(puzzles, p.positionals[0])
-    if p.help:
-        out(BENCH_HELP.format(prog=PROG, sizes=DEFAULT_SIZES))
+    req = parse_request(root, args, BENCH)
+    if req is None:
         return 0
-    if len(p.positionals) > 1:
-        raise UsageError("bench takes one puzzle, got: %s" % " ".join(p.positionals))
-    chosen = resolve_variants(puzzle, p.unknown_flags, BENCH_SPEC, puzzles)
-    solution = bool(p.get("--solution"))
-    backend = p.get("--backend", "auto")
+    puzzle, solution, backend = req.puzzle, req.solution, req.backend
     if backend == "cpu":
         err(NEEDS_GPU.format(why="--backend cpu asks for the CPU simulator", prog=PROG, puzzle=puzzle.name))
         return 2
 
-    binary_opt = p.get("--binary")
+    binary_opt = req.get("--binary")
     if binary_opt:
         binary = Path(binary_opt)
         source = "%s (binary %s)" % (puzzle.source(solution), rel(binary, root))
@@ -347,12 +336,12 @@ def cmd_bench(root: Path, args: List[str]) -> int:
             return 2
         binary = bld.binary_path(build, target)
 
-    sizes = p.get("--sizes") or sizes_arg(DEFAULT_SIZES)
-    extra = ["--tpb", str(p.get("--tpb") or 256), "--runs", str(p.get("--runs") or 30),
-             "--warmup", str(3 if p.get("--warmup") is None else p.get("--warmup")),
-             "--flush", p.get("--flush") or "auto", "--seed", str(p.get("--seed") or 1)]
+    sizes = req.get("--sizes") or sizes_arg(DEFAULT_SIZES)
+    extra = ["--tpb", str(req.get("--tpb") or 256), "--runs", str(req.get("--runs") or 30),
+             "--warmup", str(3 if req.get("--warmup") is None else req.get("--warmup")),
+             "--flush", req.get("--flush") or "auto", "--seed", str(req.get("--seed") or 1)]
     order = list(puzzle.variants)
-    names = [v.name for v in chosen] or order
+    names = [v.name for v in req.variants] or order
     try:
         timeout = float(os.environ.get("PUZZLES_BENCH_TIMEOUT", DEFAULT_TIMEOUT_S))
     except ValueError:
@@ -374,7 +363,7 @@ def cmd_bench(root: Path, args: List[str]) -> int:
     date = datetime.date.today().isoformat()
     meta = {"puzzle": puzzle.name, "title": puzzle.title, "source": source, "solution": solution,
             "date": date, "command": command}
-    out_dir = Path(p.get("--out") or (root / "bench" / "results"))
+    out_dir = Path(req.get("--out") or (root / "bench" / "results"))
     if not out_dir.is_absolute():
         out_dir = Path.cwd() / out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -390,7 +379,7 @@ def cmd_bench(root: Path, args: List[str]) -> int:
                 t["variant"], round(100 * t["fraction"]), run.header.get("baseline"), size_label(t["n"]),
                 "met" if t["met"] else "missed", t["pct"]))
     out("wrote %s and %s" % (rel(md_path, root), rel(json_path, root)))
-    if not p.get("--no-chart"):
+    if not req.get("--no-chart"):
         chart = root / "scripts" / "bench_chart.py"
         if importlib.util.find_spec("matplotlib") is None:
             out("(no chart: matplotlib is not installed. `python3 -m pip install matplotlib`, then "

@@ -354,6 +354,15 @@ def _mentions(path: str, source: Optional[str], root: Path) -> bool:
     return Path(p).name.startswith(Path(source).name)
 
 
+def first_error_location(text: str, root, source: str) -> Optional[str]:
+    """'puzzles/p14/p14.cu:12' for the first compiler error in the learner's file, or None."""
+    for line in text.splitlines():
+        m = GCC_DIAG.match(line) or NVCC_DIAG.match(line)
+        if m and "error" in m.group("kind") and _mentions(m.group("file"), source, root):
+            return "%s:%s" % (source, m.group("line"))
+    return None
+
+
 def normalize_paths(line: str, root: Path) -> str:
     for prefix in {str(root.resolve()), str(root)}:
         line = line.replace(prefix + "/", "").replace(prefix + "\\", "")

@@ -14,6 +14,7 @@ from .grade import cmd_grade
 from .options import suggest
 from .pixi import cmd_sync_pixi
 from .profile import cmd_profile
+from .request import BareUsageError
 from .scaffold import cmd_new
 from .sim_cmd import cmd_sim
 from .testcmd import cmd_test
@@ -83,7 +84,8 @@ def main(argv: Optional[List[str]] = None, root: Optional[Path] = None) -> int:
         return COMMANDS[command][0](root, args)
     except UsageError as e:
         err("error: %s" % e)
-        err("(`%s %s --help` for usage)" % (PROG, command))
+        if not isinstance(e, BareUsageError):
+            err("(`%s %s --help` for usage)" % (PROG, command))
         return 2
     except KeyboardInterrupt:
         err("\ninterrupted")

@@ -9,19 +9,14 @@ from pathlib import Path
 from typing import List, Optional
 
 from . import build as bld
-from .common import (PROG, BuildError, UsageError, build_dir, err, fmt_seconds, mark, out, quote_cmd,
+from .common import (PROG, BuildError, UsageError, build_dir, fmt_seconds, mark, out, quote_cmd,
                      rel, run_timeout, stdout_is_tty, table)
+from .cases import random_case, seeded_cases, status_runs
 from .driver import ERROR, PASS, USAGE, Outcome, relevant_lines, run_driver
-from .grade import case_seed
-from .grade_run import explain, first_error_location, simulator_reason
-from .options import backend_choice, parse, positive_int, seed_int, suggest_flag
-from .puzzles import Puzzle, Variant, discover, find_puzzle
-
-RUN_SPEC = {"--solution": None, "--backend": backend_choice, "--seed": seed_int,
-            "--n": positive_int, "--tpb": positive_int, "--binary": str}
-CHECK_SPEC = {"--solution": None, "--backend": backend_choice, "--seed": seed_int,
-              "--quick": None, "--binary": str}
-LIST_SPEC = {"--no-status": None, "--backend": backend_choice}
+from .explain import explain, simulator_reason
+from .options import backend_choice, parse
+from .puzzles import Puzzle, Variant, discover
+from .request import Verb, parse_request, pick
 
 RUN_HELP = """\
 usage: {prog} run pNN --VARIANT [--solution] [--backend auto|cpu|gpu] [--seed S]
@@ -61,6 +56,12 @@ check of each variant (the show input and two random sizes) on the CPU simulator
   --no-status        skip building and checking
 """
 
+RUN = Verb("run", pick("--solution", "--backend", "--seed", "--n", "--tpb", "--binary"), RUN_HELP,
+           missing="run needs a puzzle, e.g. `{prog} run p14 --simple`.\n{puzzles}", one_variant=True)
+CHECK = Verb("check", dict(pick("--solution", "--backend", "--seed"), **{"--quick": None, "--binary": str}),
+             CHECK_HELP)
+LIST_SPEC = {"--no-status": None, "--backend": backend_choice}
+
 HINTS = {
     "wrong answer": "Compare the `out:` and `expected:` lines above; start at the first element that differs.",
     "wrong answer (no arrays)": "Look at the mismatches above; start at the first element that differs.",
@@ -75,61 +76,6 @@ HINTS = {
 }
 CRASH_HINT = ("The program crashed, often from an out-of-bounds access. "
               "The CPU simulator (--backend cpu) usually names the bad access.")
-
-
-def resolve_variants(puzzle: Puzzle, flags: List[str], spec, puzzles=None) -> List[Variant]:
-    """Map --VARIANT flags to variants; unknown ones are a usage error with suggestions."""
-    chosen = []  # type: List[Variant]
-    for flag in flags:
-        v = puzzle.variant_by_flag(flag)
-        if v is None:
-            choices = [x.flag for x in puzzle.variants.values()] + list(spec)
-            guess = suggest_flag(flag, choices)
-            msg = "%s has no variant or option %s" % (puzzle.name, flag)
-            others = [q.name for q in (puzzles or {}).values() if q.variant_by_flag(flag)]
-            if guess:
-                msg += " (did you mean %s?)" % guess
-            elif others:
-                msg += " (%s is a variant of %s)" % (flag, ", ".join(others))
-            msg += "\nVariants of %s (%s):\n%s" % (puzzle.name, puzzle.title, puzzle.variant_help())
-            raise UsageError(msg)
-        if v not in chosen:
-            chosen.append(v)
-    return chosen
-
-
-def reject_unknown_flags(puzzles, flags: List[str], spec) -> None:
-    """Flags that are no variant of any puzzle are typos of options (or variants): say so
-    before anything else, so `check --sed 3` does not complain about a puzzle named 3."""
-    known = {v.flag for p in puzzles.values() for v in p.variants.values()}
-    for flag in flags:
-        if flag not in known and flag.replace("_", "-") not in known:
-            choices = list(spec) + sorted(known)
-            msg = "unknown option %s" % flag
-            guess = suggest_flag(flag, choices)
-            if guess:
-                msg += " (did you mean %s?)" % guess
-            raise UsageError(msg)
-
-
-def _find_puzzle_checking_flags(puzzles, name: str, flags: List[str], spec) -> Puzzle:
-    try:
-        return find_puzzle(puzzles, name)
-    except UsageError:
-        reject_unknown_flags(puzzles, flags, spec)  # `check --sed 3`: the flag is the real typo
-        raise
-
-
-def puzzle_usage(puzzle: Puzzle, command: str = "run") -> str:
-    return ("usage: %s %s %s --VARIANT [--solution] [--backend auto|cpu|gpu] [--seed S]\n\n"
-            "Puzzle %s: %s\nVariants:\n%s\n" % (PROG, command, puzzle.name, puzzle.name, puzzle.title,
-                                                puzzle.variant_help()))
-
-
-def _puzzle_list(puzzles) -> str:
-    if not puzzles:
-        return "Puzzles: none found (no puzzles/p*/puzzle.json)"
-    return "Puzzles:\n" + "\n".join("  %-5s %s" % (p.name, p.title) for p in puzzles.values())
 
 
 def _hint_for(outcome: Outcome) -> str:
@@ -157,57 +103,30 @@ def _run_flags(solution: bool, backend: str, binary: Optional[str]) -> List[str]
 # --------------------------------------------------------------------------------------- run
 
 def cmd_run(root: Path, args: List[str]) -> int:
-    p = parse(args, RUN_SPEC, allow_unknown_flags=True)
-    puzzles = discover(root)
-    if not p.positionals:
-        if p.help:
-            out(RUN_HELP.format(prog=PROG) + "\n" + _puzzle_list(puzzles))
-            return 0
-        raise UsageError("run needs a puzzle, e.g. `%s run p14 --simple`.\n%s"
-                         % (PROG, _puzzle_list(puzzles)))
-    puzzle = _find_puzzle_checking_flags(puzzles, p.positionals[0], p.unknown_flags, RUN_SPEC)
-    if p.help:
-        out(puzzle_usage(puzzle) + "\n" + RUN_HELP.format(prog=PROG).split("\n", 2)[2])
+    req = parse_request(root, args, RUN)
+    if req is None:
         return 0
-    variants = resolve_variants(puzzle, p.unknown_flags, RUN_SPEC, puzzles)
-    if len(p.positionals) > 1:
-        raise UsageError("run takes one puzzle, got: %s" % " ".join(p.positionals))
-    if not variants:
-        err("error: name the variant to run.\n" + puzzle_usage(puzzle))
-        return 2
-    if len(variants) > 1:
-        raise UsageError("run takes one variant (got %s); use `%s check %s %s` for several."
-                         % (" ".join(v.flag for v in variants), PROG, puzzle.name,
-                            " ".join(v.flag for v in variants)))
-    variant = variants[0]
-    solution = bool(p.get("--solution"))
+    puzzle, variant, solution = req.puzzle, req.variant, req.solution
     timeout = run_timeout()
 
     out("Puzzle %s: %s" % (variant.label, variant.summary))
-    binary_opt = p.get("--binary")
-    if binary_opt:
-        binary = Path(binary_opt)
-        backend = p.get("--backend") if p.get("--backend") in ("cpu", "gpu") else "cpu"
+    if req.binary:
+        binary = Path(req.binary)
         out("binary: %s" % rel(binary, root))
         note = ""
     else:
         out("source: %s" % puzzle.source(solution))
         try:
-            backend, binary, note = bld.build_for_backend(root, build_dir(root), puzzle, solution,
-                                                          p.get("--backend", "auto"))
+            _, binary, note = bld.build_for_backend(root, build_dir(root), puzzle, solution, req.backend)
         except BuildError:
             return 2
     if note and note != "no GPU found":  # the driver names the backend; say why a present GPU is not used
         out("note: %s, so this runs on the CPU simulator" % note)
 
     cmd = [str(binary), "--variant", variant.name]
-    random_case = any(p.get(k) is not None for k in ("--seed", "--n", "--tpb"))
-    if random_case:
-        seed = p.get("--seed")
-        if seed is None:
-            seed = random.randint(1, 99999)
-        tpb = p.get("--tpb") or variant.tpb[0]
-        n = p.get("--n") or variant.random_n(tpb, random.Random(seed))
+    if req.seed_given() or req.n or req.tpb:
+        seed = req.seed
+        n, tpb = random_case(variant, seed, req.n, req.tpb)
         cmd += ["--n", str(n), "--tpb", str(tpb), "--seed", str(seed)]
         out("case: n=%d tpb=%d seed=%d" % (n, tpb, seed))
     else:
@@ -266,16 +185,15 @@ def _clear_progress() -> None:
 def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed: int, quick: bool,
                   timeout: float, replay_flags: List[str]) -> VariantResult:
     """Run the variant's sweep until its first failing case; print the verdict."""
-    cases = variant.sweep(backend, seed, quick)
+    cases = seeded_cases(variant, backend, seed, quick)
     if not stdout_is_tty():
         out("checking %s: %d cases" % (variant.label, len(cases)))
     start = time.monotonic()
     failure = None
     ran = 0
-    for i, (n, tpb) in enumerate(cases):
+    # The same cases and input seeds as `grade --seed S`, so that a graded failure replays here.
+    for i, (n, tpb, this_seed) in enumerate(cases):
         _progress(variant.label, i, len(cases), n, tpb, start)
-        # The same input seeds as `grade --seed S`, so that a graded failure replays here.
-        this_seed = case_seed(seed, variant.puzzle, variant.name, i)
         case = ["--variant", variant.name, "--n", str(n), "--tpb", str(tpb), "--seed", str(this_seed)]
         outcome = run_driver([str(binary)] + case, timeout)
         ran += 1
@@ -307,44 +225,25 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
 
 
 def cmd_check(root: Path, args: List[str]) -> int:
-    p = parse(args, CHECK_SPEC, allow_unknown_flags=True)
-    if p.help:
-        out(CHECK_HELP.format(prog=PROG))
+    req = parse_request(root, args, CHECK)
+    if req is None:
         return 0
-    puzzles = discover(root)
-    if p.positionals:
-        selected = [_find_puzzle_checking_flags(puzzles, p.positionals[0], p.unknown_flags, CHECK_SPEC)]
-        chosen = {selected[0].name: resolve_variants(selected[0], p.unknown_flags, CHECK_SPEC, puzzles)}
-        if len(p.positionals) > 1:
-            raise UsageError("check takes at most one puzzle, got: %s" % " ".join(p.positionals))
-    else:
-        reject_unknown_flags(puzzles, p.unknown_flags, CHECK_SPEC)
-        if p.unknown_flags:
-            raise UsageError("name a puzzle before variant flags, e.g. `%s check p14 %s`."
-                             % (PROG, p.unknown_flags[0]))
-        selected = list(puzzles.values())
-        chosen = {}
-        if not selected:
-            raise UsageError("no puzzles found (no puzzles/p*/puzzle.json)")
-    binary_opt = p.get("--binary")
-    if binary_opt and len(selected) != 1:
+    if req.binary and len(req.selected) != 1:
         raise UsageError("--binary needs exactly one puzzle")
-    solution = bool(p.get("--solution"))
-    quick = bool(p.get("--quick"))
-    requested = p.get("--backend", "auto")
+    solution = req.solution
+    quick = bool(req.get("--quick"))
+    requested = req.backend
     timeout = run_timeout()
-    seed = p.get("--seed")
-    if seed is None:
-        seed = random.randint(1, 99999)
+    seed = req.seed
     out("seed: %d (replay with --seed %d)" % (seed, seed))
 
     started = time.monotonic()
     results = []  # type: List[VariantResult]
     build_failed = False
-    for puzzle in selected:
-        variants = chosen.get(puzzle.name) or list(puzzle.variants.values())
-        if binary_opt:
-            binary, backend, note = Path(binary_opt), (requested if requested in ("cpu", "gpu") else "cpu"), ""
+    for puzzle in req.selected:
+        variants = req.variants or list(puzzle.variants.values())
+        if req.binary:
+            binary, backend, note = Path(req.binary), (requested if requested in ("cpu", "gpu") else "cpu"), ""
         else:
             try:
                 backend, binary, note = bld.build_for_backend(root, build_dir(root), puzzle, solution, requested)
@@ -361,7 +260,7 @@ def cmd_check(root: Path, args: List[str]) -> int:
         # As in `run`: a machine without a GPU needs no note; a GPU that is not used does.
         shown_note = "" if note == "no GPU found" else note
         out("%s: %s; backend: %s" % (puzzle.name, puzzle.title, bld.backend_label(backend, shown_note)))
-        flags = _run_flags(solution, backend, binary_opt)
+        flags = _run_flags(solution, backend, req.binary)
         for v in variants:
             results.append(check_variant(root, v, binary, backend, seed, quick, timeout, flags))
 
@@ -389,7 +288,7 @@ def _build_error_reason(root: Path, puzzle: Puzzle, solution: bool, log: str) ->
     """'compile error at puzzles/p14/p14.cu:12' from the failed build's output, when it names one."""
     if not log:
         return "does not build"  # no compile step ran (e.g. the target is missing)
-    where = first_error_location(log, root, puzzle.source(solution))
+    where = bld.first_error_location(log, root, puzzle.source(solution))
     return "compile error at %s" % where if where else "compile error"
 
 
@@ -397,13 +296,7 @@ def _build_error_reason(root: Path, puzzle: Puzzle, solution: bool, log: str) ->
 
 def variant_status(variant: Variant, binary: Path, timeout: float, rng: random.Random) -> str:
     """solved / not yet, from the show case and two random sizes."""
-    n, tpb = variant.show_case()
-    runs = [["--show", "--n", str(n), "--tpb", str(tpb)]]
-    for _ in range(2):
-        tpb = rng.choice(variant.tpb)
-        n = variant.random_n(tpb, rng)
-        runs.append(["--n", str(n), "--tpb", str(tpb), "--seed", str(rng.randint(1, 99999))])
-    for extra in runs:
+    for extra in status_runs(variant, rng):
         if not run_driver([str(binary), "--variant", variant.name] + extra, timeout).passed:
             return "not yet"
     return "solved"

@@ -1,7 +1,7 @@
 """`grade`: grading for instructors and CI.
 
 Every variant of every puzzle runs on hidden random inputs (a fresh seed unless --seed or
-$PUZZLES_GRADE_SEED, always printed) and the sizes of Variant.sweep, each case in its own
+$PUZZLES_GRADE_SEED, always printed) and the sizes of cases.sweep, each case in its own
 subprocess with a time and a memory limit. The learner's files are built in a staged tree made of
 the pristine build files (--pristine DIR, or the learner's own files once they matched the
 checksum manifest grading/protected.sha256) plus puzzles/pNN/pNN.cu, with -DPUZZLES_CUDA=OFF:
@@ -28,9 +28,10 @@ from typing import Dict, List, Optional
 from . import build as bld
 from . import grade_integrity as gi
 from . import grade_report as gr
+from .cases import seeded_cases
 from .common import PROG, UsageError, err, fmt_seconds, mark, ncpu, out, quote_cmd, stdout_is_tty, table
 from .driver import PASS, USAGE
-from .grade_run import (excerpt, explain, first_error_location, format_memory, memory_limit_supported,
+from .grade_run import (excerpt, explain, format_memory, memory_limit_supported,
                         parse_memory, run_capture, run_checked)
 from .options import parse, positive_int, seed_int, suggest_flag
 from .puzzles import Puzzle, find_puzzle, load_puzzle
@@ -176,12 +177,6 @@ def find_nvcc(option: Optional[str]) -> Optional[str]:
         if candidate and shutil.which(candidate):
             return shutil.which(candidate)
     return None
-
-
-def case_seed(seed: int, puzzle: str, variant: str, index: int) -> int:
-    """The input seed of one hidden case: unpredictable without the grade seed, reproducible with it."""
-    digest = hashlib.sha256(("grade:%d:%s:%s:%d" % (seed, puzzle, variant, index)).encode()).hexdigest()
-    return int(digest[:8], 16) & 0x7FFFFFFF
 
 
 # ------------------------------------------------------------------------------ filters
@@ -501,7 +496,7 @@ class Grader:
                 return False, seconds, "the build has no target %s" % t, None
         summary = bld.build_failure_summary(text, staged, source, target)
         summary = summary.replace(str(staged.resolve()) + "/", "").replace(str(staged) + "/", "").strip("\n")
-        where = first_error_location(text, staged, source)
+        where = bld.first_error_location(text, staged, source)
         return False, seconds, "compile error" + (" at %s" % where if where else ""), summary
 
     # -- running
@@ -547,7 +542,7 @@ class Grader:
             return "failed", seconds, "GPU compile timed out after %g s" % s.build_timeout, None
         summary = bld.build_failure_summary(text, staged, source, "%s (nvcc)" % name)
         summary = summary.replace(str(staged.resolve()) + "/", "").replace(str(staged) + "/", "").strip("\n")
-        where = first_error_location(text, staged, source)
+        where = bld.first_error_location(text, staged, source)
         host_call = re.search(r'calling a __host__ function\("([^"]+)"\)', text)
         reason = "compile error for the GPU" + (" at %s" % where if where else "")
         if host_call:
@@ -556,14 +551,13 @@ class Grader:
 
     def run_variant(self, variant, binary: Path, checker: Path, staged: Path) -> dict:
         s = self.settings
-        cases = variant.sweep("cpu", s.seed)
+        cases = seeded_cases(variant, "cpu", s.seed)
         env = s.run_env()
         start = time.monotonic()
         failure = None
         ran = 0
-        for i, (n, tpb) in enumerate(cases):
+        for i, (n, tpb, seed) in enumerate(cases):
             self.progress("%s  case %d/%d  n=%d tpb=%d" % (variant.label, i + 1, len(cases), n, tpb))
-            seed = case_seed(s.seed, variant.puzzle, variant.name, i)
             args = ["--variant", variant.name, "--n", str(n), "--tpb", str(tpb), "--seed", str(seed)]
             outcome = run_checked(checker, binary, args, s.time_limit, s.memory, env, cwd=staged,
                                   require_device=s.points.require_device(variant.puzzle, variant.name))
@@ -593,7 +587,7 @@ class Grader:
         self.say("%s %s: %s (%s) at case %d of %d: n=%d tpb=%d seed=%d  0/%s points" % (
             mark(False), variant.label, verdict, reason, i + 1, len(cases), n, tpb, seed, gr.fmt_points(pts)))
         self.say("    replay: " + replay)
-        # `check --seed S` derives each case from the grade seed as grade does (case_seed).
+        # `check --seed S` derives each case from the grade seed as grade does (cases.case_seed).
         self.say("    check:  %s check %s %s --seed %d --backend cpu" % (PROG, variant.puzzle, variant.flag, s.seed))
         for line in diagnostic.splitlines():
             self.say("    | " + line)

@@ -11,7 +11,7 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 from .common import UsageError
 

@@ -19,7 +19,6 @@ import threading
 import time
 from typing import Dict, List, Optional, Tuple
 
-from . import build as bld
 from .driver import ERROR, FAIL, PASS, RACE, USAGE, Outcome, parse_result_line, relevant_lines, signal_name
 from .explain import explain, format_memory, race_reason, shorten, simulator_reason  # noqa: F401 (re-exported)
 
@@ -256,12 +255,3 @@ def excerpt(lines: List[str], replace: Optional[Dict[str, str]] = None, limit: i
     if len(text) > max_chars:
         text = text[:max_chars - 20].rstrip() + "\n... (truncated)"
     return text
-
-
-def first_error_location(text: str, root, source: str) -> Optional[str]:
-    """'puzzles/p14/p14.cu:12' for the first compiler error in the learner's file, or None."""
-    for line in text.splitlines():
-        m = bld.GCC_DIAG.match(line) or bld.NVCC_DIAG.match(line)
-        if m and "error" in m.group("kind") and bld._mentions(m.group("file"), source, root):
-            return "%s:%s" % (source, m.group("line"))
-    return None

@@ -1,4 +1,4 @@
-"""Puzzle declarations (puzzles/pNN/puzzle.json) and the size sweeps derived from them."""
+"""Puzzle declarations (puzzles/pNN/puzzle.json)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
+from . import cases
 from .common import UsageError
 
 VARIANT_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -85,29 +86,8 @@ class Variant:
         return rng.randint(1, max(1, upper))
 
     def sweep(self, backend: str, seed: int, quick: bool = False) -> List[Tuple[int, int]]:
-        """The checker's (n, tpb) cases, in order. Deterministic for a given seed."""
-        cases = []  # type: List[Tuple[int, int]]
-        tpbs = self.tpb[:2] if quick else self.tpb
-        for tpb in tpbs:
-            rng = random.Random("%d:%s:%s:%d" % (seed, self.puzzle, self.name, tpb))
-            limit = self.n_limit(tpb)
-            for n in (1, tpb - 1, tpb, tpb + 1, 3 * tpb + 5, self.random_n(tpb, rng)):
-                if limit is not None:
-                    n = min(n, limit)
-                if n >= 1 and (n, tpb) not in cases:
-                    cases.append((n, tpb))
-        if not quick:
-            for case in self.extra_cases:
-                if case not in cases:
-                    cases.append(case)
-        large = self.large_n.get(backend)
-        if large and not quick:
-            tpb = max(self.tpb)
-            limit = self.n_limit(tpb)
-            n = large if limit is None else min(large, limit)
-            if (n, tpb) not in cases:
-                cases.append((n, tpb))
-        return cases
+        """The checker's (n, tpb) cases, in order (cases.sweep says which)."""
+        return cases.sweep(self, backend, seed, quick)
 
 
 class Puzzle:

@@ -14,13 +14,12 @@ import importlib.util
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 from . import build as bld
-from .common import PROG, BuildError, UsageError, build_dir, err, ncpu, quote_cmd, rel
+from .common import PROG, BuildError, UsageError, build_dir, err, ncpu, rel
 
 HELP = """\
 usage: {prog} sim [options] FILE.cu [more .cu/.cpp files] [-- program arguments]

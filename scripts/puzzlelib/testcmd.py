@@ -20,11 +20,12 @@ TEST_HELP = """\
 usage: {prog} test
 
 The project's test suite, as CI runs it:
-  1. check dependencies (CMake, a C++ compiler, Catch2 v2, Boost.Context, pytest, headless
-     Chromium); as root with apt-get, missing ones are installed
-  2. configure and build everything in build-test/ ($PUZZLES_TEST_BUILD_DIR) with -DPUZZLES_TESTS=ON
-  3. ctest (simulator and driver tests)
-  4. pytest tests/python, against that build
+  1. check dependencies (CMake, a C++ compiler, Catch2 v2, Boost.Context, pytest, ruff, headless
+     Chromium); as root with apt-get and pip, missing ones are installed
+  2. ruff check: the Python linter over scripts/ and tests/ (ruff.toml)
+  3. configure and build everything in build-test/ ($PUZZLES_TEST_BUILD_DIR) with -DPUZZLES_TESTS=ON
+  4. ctest (simulator and driver tests)
+  5. pytest tests/python, against that build
 """
 
 
@@ -110,6 +111,8 @@ def missing_deps() -> List[Dep]:
         missing.append(Dep("Boost.Context", apt="libboost-context-dev"))
     if importlib.util.find_spec("pytest") is None:
         missing.append(Dep("pytest (for %s)" % sys.executable, pip="pytest"))
+    if importlib.util.find_spec("ruff") is None:
+        missing.append(Dep("ruff (the Python linter, for %s)" % sys.executable, pip="ruff"))
     if not find_chromium():
         missing.append(Dep("headless Chromium (loads the `trace --html` page)", apt=CHROMIUM_APT))
     return missing
@@ -210,6 +213,11 @@ def cmd_test(root: Path, args: List[str]) -> int:
 
     if not step("dependencies", check_deps):
         return summary(2)
+    # ruff rather than pyflakes: one pip wheel with no dependencies, configured in ruff.toml, and
+    # seconds for the whole tree; it runs before the build so that a lint finding fails fast.
+    if not step("lint (ruff)", lambda: _run([sys.executable, "-m", "ruff", "check", "scripts", "tests"],
+                                            cwd=str(root)) == 0):
+        return summary(1)
     configure = configure_cmd(root, build, ["-DPUZZLES_TESTS=ON"])
     # The same lock as run/check/list: a command started meanwhile on this build folder waits.
     with BuildLock(build, root):

@@ -18,19 +18,16 @@ from typing import Dict, List, Optional, Tuple
 from . import build as bld
 from . import trace_html
 from .common import PROG, BuildError, UsageError, build_dir, out, rel, run_timeout, stdout_is_tty
-from .commands import _find_puzzle_checking_flags, puzzle_usage, resolve_variants
+from .cases import traced_case
 from .driver import parse_result_line
-from .options import parse, positive_int, seed_int
-from .puzzles import discover
+from .options import seed_int
+from .request import Verb, parse_request, pick
 from .trace_model import Access, Launch, Step, fmt, guess_type, load, short_site, tlist, tname
 
 WIDTH = 100
 MAX_THREADS = 256  # p29 --multi-stage is written for 256 threads: its show size must trace
 MAX_CELLS = 1024
 COLLAPSE_ABOVE = 16  # more active threads than this: threads that do the same are one line
-
-TRACE_SPEC = {"--solution": None, "--n": positive_int, "--tpb": positive_int, "--blockidx": seed_int,
-              "--binary": str, "--html": str}
 
 TRACE_HELP = """\
 usage: {prog} trace pNN --VARIANT [--solution] [--n N --tpb T] [--blockidx B] [--html FILE]
@@ -48,6 +45,10 @@ Warp collectives and cuda::barrier phases are steps of their own.
                      a column per shared cell, arrows from what each thread read to what it
                      wrote, hazards in red, a slider to step through); it needs no network
 """
+
+TRACE = Verb("trace", dict(pick("--solution", "--n", "--tpb"), **{"--blockidx": seed_int, "--binary": str, "--html": str}),
+             TRACE_HELP.replace("{threads}", str(MAX_THREADS)),
+             missing="trace needs a puzzle and a variant, e.g. `{prog} trace p14 --simple`.", one_variant=True)
 
 
 class Style:
@@ -454,32 +455,18 @@ def run_traced(cmd: List[str], root: Path, trace: Path, block: int) -> Tuple[int
 
 
 def cmd_trace(root: Path, args: List[str]) -> int:
-    p = parse(args, TRACE_SPEC, allow_unknown_flags=True)
-    puzzles = discover(root)
-    if not p.positionals:
-        if p.help:
-            out(TRACE_HELP.format(prog=PROG, threads=MAX_THREADS))
-            return 0
-        raise UsageError("trace needs a puzzle and a variant, e.g. `%s trace p14 --simple`." % PROG)
-    puzzle = _find_puzzle_checking_flags(puzzles, p.positionals[0], p.unknown_flags, TRACE_SPEC)
-    if p.help:
-        out(TRACE_HELP.format(prog=PROG, threads=MAX_THREADS))
+    req = parse_request(root, args, TRACE)
+    if req is None:
         return 0
-    variants = resolve_variants(puzzle, p.unknown_flags, TRACE_SPEC, puzzles)
-    if len(variants) != 1:
-        raise UsageError("trace takes one variant.\n" + puzzle_usage(puzzle, "trace"))
-    variant = variants[0]
-    solution = bool(p.get("--solution"))
-    show_n, show_tpb = variant.show_case()
-    tpb = p.get("--tpb") or show_tpb
-    n = p.get("--n") or (show_n if not p.get("--tpb") else min(show_n, tpb))
-    block = p.get("--blockidx") or 0
+    puzzle, variant, solution = req.puzzle, req.variant, req.solution
+    n, tpb = traced_case(variant, req.n, req.tpb)
+    block = req.get("--blockidx") or 0
     if tpb > MAX_THREADS:
         raise UsageError("trace draws one block of at most %d threads, and tpb=%d is more. Use --tpb with a smaller "
                          "block (the show size of %s is --n %d --tpb %d)." % (MAX_THREADS, tpb, variant.label,
-                                                                             show_n, show_tpb))
-    if p.get("--binary"):
-        binary = Path(p.get("--binary"))
+                                                                             *variant.show_case()))
+    if req.binary:
+        binary = Path(req.binary)
         source_path = None
     else:
         try:
@@ -520,8 +507,8 @@ def cmd_trace(root: Path, args: List[str]) -> int:
             for part in fit_io_line(l):
                 out(part)
     verdict = (result or {}).get("verdict", "error")
-    if p.get("--html"):
-        target = Path(p.get("--html"))
+    if req.get("--html"):
+        target = Path(req.get("--html"))
         io_lines = [l for l in lines if l.startswith(("config:", "input:", "out:", "expected:"))]
         try:
             target.write_text(trace_html.page(title, io_lines, html_sections(launches, source), verdict),

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Dict, List, Optional, Tuple
+from typing import List, Tuple
 
-from .trace_model import Access, Launch, Step, fmt, tname
+from .trace_model import Launch, Step, fmt, tname
 
 CELL_W = 42
 ROW_H = 46     # a cell is 26 px high: the 20 px between two rows hold the arrows

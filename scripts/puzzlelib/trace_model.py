@@ -12,7 +12,7 @@ import math
 import re
 import struct
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 SUB = str.maketrans("0123456789", "\u2080\u2081\u2082\u2083\u2084\u2085\u2086\u2087\u2088\u2089")
 
@@ -193,7 +193,6 @@ def load(path: Path, source: List[str]) -> List[Launch]:
         return types[name]
 
     cur = None  # type: Optional[Launch]
-    step = None  # type: Optional[Step]
     raw_events = []  # type: List[dict]
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         if not line.strip():

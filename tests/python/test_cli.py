@@ -23,7 +23,7 @@ from puzzlelib import build as bld
 from puzzlelib.common import UsageError
 from puzzlelib import commands
 from puzzlelib.driver import Outcome, classify, parse_result_line, relevant_lines, tidy_line
-from puzzlelib.grade import case_seed
+from puzzlelib.cases import case_seed
 from puzzlelib.puzzles import discover, find_puzzle, load_puzzle
 
 

@@ -22,6 +22,7 @@ import pytest
 from conftest import REPO, run_cli
 
 from puzzlelib import grade as gmod
+from puzzlelib.cases import case_seed
 from puzzlelib import grade_integrity as gi
 from puzzlelib import grade_report as gr
 from puzzlelib import grade_run
@@ -991,10 +992,10 @@ def test_parse_memory_rejects():
 
 
 def test_case_seeds_are_stable_and_spread():
-    a = [gmod.case_seed(1, "p14", "simple", i) for i in range(50)]
-    assert a == [gmod.case_seed(1, "p14", "simple", i) for i in range(50)]
+    a = [case_seed(1, "p14", "simple", i) for i in range(50)]
+    assert a == [case_seed(1, "p14", "simple", i) for i in range(50)]
     assert len(set(a)) == 50 and all(0 <= s < 2 ** 31 for s in a)
-    assert a != [gmod.case_seed(2, "p14", "simple", i) for i in range(50)]
+    assert a != [case_seed(2, "p14", "simple", i) for i in range(50)]
 
 
 def test_points_config():

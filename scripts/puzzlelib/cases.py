@@ -1,0 +1,77 @@
+"""The sizes and input seeds every command runs a variant on, in one place.
+
+`check` and `grade` run the same cases in the same order with the same inputs (so that a graded
+failure replays with `check --seed S`); `list` runs the show input and two random sizes; `run` and
+`trace` run the show input or one size the learner names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import List, Optional, Tuple
+
+
+def sweep(variant, backend: str, seed: int, quick: bool = False) -> List[Tuple[int, int]]:
+    """The checker's (n, tpb) cases, in order: for each block size 1, tpb-1, tpb, tpb+1, several
+    blocks and a random size, then puzzle.json's extra_cases, then a large size. Deterministic
+    for a given seed."""
+    cases = []  # type: List[Tuple[int, int]]
+    tpbs = variant.tpb[:2] if quick else variant.tpb
+    for tpb in tpbs:
+        rng = random.Random("%d:%s:%s:%d" % (seed, variant.puzzle, variant.name, tpb))
+        limit = variant.n_limit(tpb)
+        for n in (1, tpb - 1, tpb, tpb + 1, 3 * tpb + 5, variant.random_n(tpb, rng)):
+            if limit is not None:
+                n = min(n, limit)
+            if n >= 1 and (n, tpb) not in cases:
+                cases.append((n, tpb))
+    if not quick:
+        for case in variant.extra_cases:
+            if case not in cases:
+                cases.append(case)
+    large = variant.large_n.get(backend)
+    if large and not quick:
+        tpb = max(variant.tpb)
+        limit = variant.n_limit(tpb)
+        n = large if limit is None else min(large, limit)
+        if (n, tpb) not in cases:
+            cases.append((n, tpb))
+    return cases
+
+
+def case_seed(seed: int, puzzle: str, variant: str, index: int) -> int:
+    """The input seed of one case: unpredictable without the grade seed, reproducible with it."""
+    digest = hashlib.sha256(("grade:%d:%s:%s:%d" % (seed, puzzle, variant, index)).encode()).hexdigest()
+    return int(digest[:8], 16) & 0x7FFFFFFF
+
+
+def seeded_cases(variant, backend: str, seed: int, quick: bool = False) -> List[Tuple[int, int, int]]:
+    """(n, tpb, input seed) of every case `check` and `grade` run, in order."""
+    return [(n, tpb, case_seed(seed, variant.puzzle, variant.name, i))
+            for i, (n, tpb) in enumerate(sweep(variant, backend, seed, quick))]
+
+
+def status_runs(variant, rng: random.Random) -> List[List[str]]:
+    """The driver arguments of `list`'s quick status: the show input and two random sizes."""
+    n, tpb = variant.show_case()
+    runs = [["--show", "--n", str(n), "--tpb", str(tpb)]]
+    for _ in range(2):
+        tpb = rng.choice(variant.tpb)
+        n = variant.random_n(tpb, rng)
+        runs.append(["--n", str(n), "--tpb", str(tpb), "--seed", str(rng.randint(1, 99999))])
+    return runs
+
+
+def random_case(variant, seed: int, n: Optional[int], tpb: Optional[int]) -> Tuple[int, int]:
+    """`run --seed/--n/--tpb`: the size named, else the first block size and a random n."""
+    tpb = tpb or variant.tpb[0]
+    return n or variant.random_n(tpb, random.Random(seed)), tpb
+
+
+def traced_case(variant, n: Optional[int], tpb: Optional[int]) -> Tuple[int, int]:
+    """`trace`: the show input, or the size named (with --tpb alone, n stays within one block)."""
+    show_n, show_tpb = variant.show_case()
+    if n is None:
+        n = show_n if tpb is None else min(show_n, tpb)
+    return n, tpb or show_tpb
