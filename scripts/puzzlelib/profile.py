@@ -19,10 +19,9 @@ from . import build as bld
 from . import profile_data as pdata
 from . import profile_model as model
 from .common import PROG, BuildError, UsageError, build_dir, out, rel, run_timeout
-from .commands import _find_puzzle_checking_flags, puzzle_usage, resolve_variants
-from .driver import PASS, USAGE, run_driver
-from .options import parse, positive_int, seed_int
-from .puzzles import Puzzle, Variant, discover
+from .driver import USAGE, run_driver
+from .puzzles import Puzzle, Variant
+from .request import BareUsageError, Verb, parse_request, pick
 
 SCHEMA_VERSION = 1
 DEFAULT_N = 1 << 20       # large enough that every cost shows, small enough for a few seconds
@@ -31,9 +30,6 @@ DEFAULT_SEED = 1
 IDLE_BELOW = 16           # average active lanes under which idle lanes are a cost: most of the warp idles
 NAMED_SHARE = 0.05        # a cost is named when it is at least this share of the modeled time
                           # beyond the launches' fixed cost (which no change to a kernel's code removes)
-
-PROFILE_SPEC = {"--solution": None, "--n": positive_int, "--tpb": positive_int, "--seed": seed_int,
-                "--json": str, "--html": str, "--binary": str}
 
 PROFILE_HELP = """\
 usage: {prog} profile pNN --VARIANT [--VARIANT ...] [--solution]
@@ -57,6 +53,10 @@ with several variants, one row per variant saying what changed and which counter
 Exit status: 0 profiled, 1 a kernel failed (`{prog} check` says why),
 2 a usage or build error.
 """
+
+PROFILE = Verb("profile", dict(pick("--solution", "--n", "--tpb", "--seed", "--binary"), **{"--json": str, "--html": str}),
+               PROFILE_HELP,
+               missing="profile needs a puzzle and variants, e.g. `{prog} profile p12 --k1 --k2 --solution`.")
 
 
 def default_case(variant: Variant, n: Optional[int], tpb: Optional[int]) -> Tuple[int, int]:
@@ -534,38 +534,30 @@ def profile_variant(root: Path, binary: Path, variant: Variant, n: int, tpb: int
 
 
 def cmd_profile(root: Path, args: List[str]) -> int:
-    p = parse(args, PROFILE_SPEC, allow_unknown_flags=True)
-    puzzles = discover(root)
-    if p.help or not p.positionals:
-        if p.help:
-            out(PROFILE_HELP.format(prog=PROG))
-            return 0
-        raise UsageError("profile needs a puzzle and variants, e.g. `%s profile p12 --k1 --k2 --solution`." % PROG)
-    puzzle = _find_puzzle_checking_flags(puzzles, p.positionals[0], p.unknown_flags, PROFILE_SPEC)
-    variants = resolve_variants(puzzle, p.unknown_flags, PROFILE_SPEC, puzzles)
-    if len(p.positionals) > 1:
-        raise UsageError("profile takes one puzzle, got: %s" % " ".join(p.positionals))
+    req = parse_request(root, args, PROFILE)
+    if req is None:
+        return 0
+    puzzle, variants, solution = req.puzzle, req.variants, req.solution
     if not variants:
-        raise UsageError("name the variants to profile.\n" + puzzle_usage(puzzle, "profile"))
-    solution = bool(p.get("--solution"))
-    seed = p.get("--seed", DEFAULT_SEED)
+        raise BareUsageError("name the variants to profile.\n%s" % PROFILE.puzzle_usage(puzzle))
+    seed = req.seed if req.seed_given() else DEFAULT_SEED  # one fixed input: profiles compare across runs
     cases = []
     for v in variants:
-        n, tpb = default_case(v, p.get("--n"), p.get("--tpb"))
+        n, tpb = default_case(v, req.n, req.tpb)
         limit = v.n_limit(tpb)
         if limit is not None and n > limit:
             raise UsageError("%s takes at most n=%d with tpb=%d (one block); use a smaller --n."
                              % (v.label, limit, tpb))
         cases.append((v, n, tpb))
-    if p.get("--binary"):
-        binary = Path(p.get("--binary"))
+    if req.binary:
+        binary = Path(req.binary)
     else:
         try:
             _, binary, _ = bld.build_for_backend(root, build_dir(root), puzzle, solution, "cpu")
         except BuildError:
             return 2
     out("profile of %s (%s) on the CPU simulator, seed %d" % (
-        puzzle.name, rel(binary, root) if p.get("--binary") else puzzle.source(solution), seed))
+        puzzle.name, rel(binary, root) if req.binary else puzzle.source(solution), seed))
     out("")
     vps = []
     for v, n, tpb in cases:
@@ -583,17 +575,17 @@ def cmd_profile(root: Path, args: List[str]) -> int:
         vps.append(vp)
     for line in render(vps):
         out(line)
-    write_outputs(p, puzzle, solution, vps)
+    write_outputs(req, puzzle, solution, vps)
     return 0
 
 
-def write_outputs(p, puzzle: Puzzle, solution: bool, vps: List[VariantProfile]) -> None:
+def write_outputs(req, puzzle: Puzzle, solution: bool, vps: List[VariantProfile]) -> None:
     targets = []
-    if p.get("--json"):
-        targets.append((p.get("--json"), json.dumps(as_json(puzzle, solution, vps), indent=1) + "\n"))
-    if p.get("--html"):
+    if req.get("--json"):
+        targets.append((req.get("--json"), json.dumps(as_json(puzzle, solution, vps), indent=1) + "\n"))
+    if req.get("--html"):
         from .profile_html import page
-        targets.append((p.get("--html"), page(puzzle, vps)))
+        targets.append((req.get("--html"), page(puzzle, vps)))
     for target, text in targets:
         try:
             Path(target).write_text(text, encoding="utf-8")
