@@ -163,6 +163,7 @@ else:
 sys.stdout.flush()
 rc = 0
 verdict = "pass"
+diagnosis = None
 if mode == "fail":
     print("mismatch at index 3: got 7, expected 6")
     rc, verdict = 1, "fail"
@@ -170,6 +171,9 @@ elif mode == "race":
     print("cudasim: error: race in kernel k (launched at p99.cu:3): the result depends on the order in which "
           "threads run", file=sys.stderr)
     rc, verdict = 3, "race"
+    # A real driver's RESULT carries the simulator's typed diagnosis (harness/src/harness.cpp).
+    diagnosis = {{"kind": "race_schedule", "sites": ["p99.cu:3"], "block": None, "threads": [],
+                 "detail": None, "message": "race in kernel k (launched at p99.cu:3)"}}
 elif mode == "error":
     print("kernel error: barrier divergence: thread 3 of block 0 skipped __syncthreads()",
           file=sys.stderr)
@@ -187,8 +191,11 @@ elif mode == "usage":
     sys.exit(2)
 elif mode == "lie":  # exit 0 but report a failure
     verdict = "fail"
-print("RESULT " + json.dumps({{"verdict": verdict, "variant": variant, "n": n, "tpb": tpb,
-                              "seed": seed, "mismatches": 1 if verdict == "fail" else 0}}))
+result = {{"verdict": verdict, "variant": variant, "n": n, "tpb": tpb, "seed": seed,
+          "mismatches": 1 if verdict == "fail" else 0}}
+if diagnosis is not None:
+    result["diagnosis"] = diagnosis
+print("RESULT " + json.dumps(result))
 sys.exit(rc)
 '''
 
