@@ -112,6 +112,7 @@ bool written_by_atomic(uintptr_t p, size_t bytes);
 // A code address (as stored in a Stamp) as "file:line" of the learner's source, or "?".
 std::string site_of(uint32_t pc);
 void symbolize_sites(const std::vector<uint32_t>& pcs);  // one addr2line call for many (then site_of)
+const std::string& symbolized_site(uint32_t pc);  // site_of for a pc symbolize_sites has seen ("" if not)
 // For the trace (trace.cpp): the array, element index, element size and type (device buffers) at `a`;
 // space as in trace.h.
 void name_address(Worker& w, int space, uintptr_t a, std::string* array, long long* index, size_t* elem, const char** type);

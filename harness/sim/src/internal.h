@@ -256,7 +256,13 @@ void watchdog_start();
 [[noreturn]] void thread_fault_ext(Worker& w, Thread& t, Kind kind, const std::string& msg, const std::string& site = "",
                                    const std::string& detail = "");
 std::string describe_current_thread();  // "kernel K, block b, thread t" or ""
+
+// Symbols (symbols.cpp).
 std::string code_line(void* pc);  // "file:line" of a code address (the innermost inlined frame), or ""
+// addr2line's "function at file:line" for a code address, then an "(inlined by) ..." line per
+// caller, with paths relative to the working directory; "" when unknown.
+std::string source_of(void* pc);
+std::string line_of_source(std::string s);  // the "file:line" of source_of's first line, or ""
 
 // Host functions called from device code are refused (host_calls.cpp). The simulator's own code
 // that calls them while a simulated thread runs (addr2line through popen, _exit after a report)

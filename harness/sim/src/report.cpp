@@ -133,46 +133,6 @@ std::string describe_current_thread() {
               dim_str(tl_thread->tid, w->block.bdim).c_str());
 }
 
-// file:line of a code address, through addr2line when it is installed.
-static std::string source_of(void* pc) {
-  OwnCalls own;  // popen, also from a simulated thread
-  Dl_info info;
-  if (!pc || !dladdr(pc, &info) || !info.dli_fname) return "";
-  uintptr_t off = reinterpret_cast<uintptr_t>(pc) - reinterpret_cast<uintptr_t>(info.dli_fbase);
-  std::string cmd = strf("addr2line -C -f -i -p -e '%s' 0x%lx 2>/dev/null", info.dli_fname, (unsigned long)off);
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return "";
-  std::string out;
-  char line[512];
-  while (fgets(line, sizeof line, f)) out += line;
-  pclose(f);
-  if (out.empty() || out.find("??") == 0) return "";
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  // Make the repository's paths relative, like the other messages.
-  static std::string cwd = [] {
-    char b[PATH_MAX];
-    return getcwd(b, sizeof b) ? std::string(b) + "/" : std::string();
-  }();
-  for (size_t p; !cwd.empty() && (p = out.find(cwd)) != std::string::npos;) out.erase(p, cwd.size());
-  // addr2line's " (discriminator N)" tells a learner nothing about the line it follows.
-  for (size_t p; (p = out.find(" (discriminator ")) != std::string::npos;) {
-    size_t e = out.find(')', p);
-    out.erase(p, e == std::string::npos ? std::string::npos : e + 1 - p);
-  }
-  return out;
-}
-
-// "file:line" of source_of's text: it gives "function at file:line", then "(inlined by) ..."
-// lines for the callers.
-static std::string line_of_source(std::string s) {
-  s = s.substr(0, s.find('\n'));
-  size_t at = s.rfind(" at ");
-  if (at != std::string::npos) s = s.substr(at + 4);
-  return s.empty() || s[0] == '?' ? "" : s;
-}
-
-std::string code_line(void* pc) { return line_of_source(source_of(pc)); }
-
 static bool stack_guard_hit(uintptr_t addr) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   for (Worker* w : all_workers())

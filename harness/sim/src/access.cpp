@@ -1,0 +1,187 @@
+// The access front end: the __tsan_* entry points that instrumented device code calls, and where
+// each access of an observed launch lands (shared memory, which device buffer) before the observers see it.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "checker_state.h"
+#include "events.h"
+
+namespace cudasim {
+namespace detail {
+
+// ---- code addresses -----------------------------------------------------------------------------
+
+// Stamps keep 32-bit code offsets from the executable's base (the instrumented file is linked in).
+static uintptr_t g_code_base = 0;
+static inline uint32_t pc32(void* ra) {
+  if (__builtin_expect(g_code_base == 0, 0)) {
+    Dl_info info;
+    g_code_base = dladdr(ra, &info) && info.dli_fbase ? reinterpret_cast<uintptr_t>(info.dli_fbase) : 1;
+  }
+  return uint32_t(reinterpret_cast<uintptr_t>(ra) - g_code_base);
+}
+
+// ---- the access front end ----------------------------------------------------------------------
+// Every instrumented access of an observed launch comes here: it finds where the access lands
+// (static or dynamic shared memory, or which device buffer) and raises it to the observers.
+
+bool g_observed_launch = false;
+
+// The device buffer whose mapping (front canaries, data, slack, guard page) holds `a`, or null for
+// memory that is not device memory (the built-in variables, host or __device__ variables).
+static inline DevShadow* device_region(uintptr_t a) {
+  Checker& k = g_chk;
+  DevShadow* d = k.mru;
+  if (d && a - d->map_lo >= d->map_hi - d->map_lo) {
+    std::swap(k.mru, k.mru2);
+    d = k.mru;
+  }
+  if (d && a - d->map_lo < d->map_hi - d->map_lo) return d;
+  if (a - k.gap_lo < k.gap_hi - k.gap_lo) return nullptr;
+  // Below a buffer's start (a negative index) are its front canaries, above its end the slack.
+  d = nullptr;
+  auto it = std::upper_bound(k.devs.begin(), k.devs.end(), a, [](uintptr_t x, const DevShadow* s) { return x < s->data; });
+  if (it != k.devs.begin() && a < (*(it - 1))->map_hi) d = *(it - 1);
+  else if (it != k.devs.end() && a >= (*it)->map_lo) d = *it;
+  if (!d) {
+    k.gap_lo = it == k.devs.begin() ? 0 : (*(it - 1))->map_hi;
+    k.gap_hi = it == k.devs.end() ? UINTPTR_MAX : (*it)->map_lo;
+    return nullptr;
+  }
+  k.mru2 = k.mru;
+  k.mru = d;
+  return d;
+}
+
+__attribute__((noinline)) static void on_access(uintptr_t a, size_t size, bool write, bool read, bool atomic, void* ra) {
+  Worker* w = tl_worker;
+  if (__builtin_expect(!w || !w->observed, 1)) return;
+  ThreadView* tv = tl_thread;
+  if (!tv) return;
+  Thread& t = *reinterpret_cast<Thread*>(tv);
+  if (a - t.stack_lo < w->stack_bytes) return;  // the thread's own locals
+  Space space;
+  DevShadow* region = nullptr;
+  if (a - w->sh_lo < w->sh_len) space = Space::Shared;
+  else if (a - w->dyn_lo < w->dyn_len) space = Space::Dynamic;
+  else if ((region = device_region(a))) space = Space::Device;
+  else return;
+  Observers::access(AccessEvent{*w, t, a, size, pc32(ra), space, write, read, atomic, region});
+}
+
+}  // namespace detail
+}  // namespace cudasim
+
+// ---- the instrumentation's entry points -------------------------------------------------------
+// The names and signatures are ThreadSanitizer's compiler interface (GCC and Clang emit the same
+// calls). Accesses outside a checked kernel return at the first test.
+
+// The fast path (no checked launch in flight, CUDASIM_CHECKS=0 or the unchecked schedules) costs
+// each access a call, one load of a plain global and a return: cudasim::detail::on_access reads
+// thread-locals and saves registers before its first test, which made it the top of a perf
+// profile of the fast path (scripts/bench_sim.py).
+static inline __attribute__((always_inline)) void on_access(uintptr_t a, size_t size, bool write, bool read, bool atomic,
+                                                            void* ra) {
+  if (__builtin_expect(cudasim::detail::g_observed_launch, 0)) cudasim::detail::on_access(a, size, write, read, atomic, ra);
+}
+#define RA __builtin_return_address(0)
+
+extern "C" {
+void __tsan_init() {}
+void __tsan_func_entry(void*) {}
+void __tsan_func_exit() {}
+void __tsan_vptr_update(void**, void*) {}
+void __tsan_vptr_read(void**) {}
+
+#define CUDASIM_PLAIN(n)                                                                             \
+  void __tsan_read##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); }   \
+  void __tsan_write##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); }  \
+  void __tsan_unaligned_read##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); } \
+  void __tsan_unaligned_write##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); } \
+  void __tsan_volatile_read##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); }  \
+  void __tsan_volatile_write##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); }
+CUDASIM_PLAIN(1)
+CUDASIM_PLAIN(2)
+CUDASIM_PLAIN(4)
+CUDASIM_PLAIN(8)
+CUDASIM_PLAIN(16)
+#undef CUDASIM_PLAIN
+void __tsan_read_range(void* a, unsigned long n) { on_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); }
+void __tsan_write_range(void* a, unsigned long n) { on_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); }
+void* __tsan_memcpy(void* d, const void* s, unsigned long n) {
+  on_access(reinterpret_cast<uintptr_t>(s), n, false, true, false, RA);
+  on_access(reinterpret_cast<uintptr_t>(d), n, true, false, false, RA);
+  return std::memcpy(d, s, n);
+}
+void* __tsan_memmove(void* d, const void* s, unsigned long n) {
+  on_access(reinterpret_cast<uintptr_t>(s), n, false, true, false, RA);
+  on_access(reinterpret_cast<uintptr_t>(d), n, true, false, false, RA);
+  return std::memmove(d, s, n);
+}
+void* __tsan_memset(void* d, int v, unsigned long n) {
+  on_access(reinterpret_cast<uintptr_t>(d), n, true, false, false, RA);
+  return std::memset(d, v, n);
+}
+void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+void __tsan_atomic_signal_fence(int) {}
+
+// Atomics: perform the operation (sequentially consistent: stronger than CUDA's relaxed atomics,
+// which only hides bugs the hazard check reports anyway), then record it.
+#define CUDASIM_ATOMICS(bits, T)                                                                               \
+  T __tsan_atomic##bits##_load(const volatile T* a, int) {                                                     \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), false, true, true, RA);                               \
+    return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                               \
+  }                                                                                                            \
+  void __tsan_atomic##bits##_store(volatile T* a, T v, int) {                                                  \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, false, true, RA);                               \
+    __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                                  \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) {                                                  \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, false, true, RA);                               \
+    return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                        \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int) {                                                 \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                                         \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int) {                                                 \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                                         \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int) {                                                 \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                                         \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int) {                                                  \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                                          \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int) {                                                 \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                                         \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_fetch_nand(volatile T* a, T v, int) {                                                \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                                        \
+  }                                                                                                            \
+  int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {                      \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                    \
+  }                                                                                                            \
+  int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {                        \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                    \
+  }                                                                                                            \
+  T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, T v, int, int) {                            \
+    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+    __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                          \
+    return c;                                                                                                  \
+  }
+CUDASIM_ATOMICS(8, uint8_t)
+CUDASIM_ATOMICS(16, uint16_t)
+CUDASIM_ATOMICS(32, uint32_t)
+CUDASIM_ATOMICS(64, uint64_t)
+#undef CUDASIM_ATOMICS
+}

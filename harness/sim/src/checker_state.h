@@ -1,0 +1,128 @@
+// The memory checker's state, shared by its files: the device buffers and their shadows
+// (shadow.cpp), the launch being checked (hazards.cpp) and its findings (findings.cpp). Internal.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "internal.h"
+
+namespace cudasim {
+namespace detail {
+
+// ---- device memory shadows (shadow.cpp) ---------------------------------------------------------
+
+struct DevShadow {
+  uintptr_t data;
+  size_t bytes;
+  int id;
+  uintptr_t map_lo, map_hi;  // the whole mapping: front canaries, data, slack, guard page
+  Cell* cells;
+  size_t ncells;
+};
+extern std::mutex g_dev_mu;
+extern std::map<uintptr_t, DevShadow> g_dev;  // by data address
+
+// Shadow cells for n words, zeroed (anonymous memory, mapped on first touch).
+Cell* map_cells(size_t n);
+static inline uint32_t byte_mask(uintptr_t cell_addr, uintptr_t lo, uintptr_t hi) {
+  uintptr_t a = std::max(cell_addr, lo), b = std::min(cell_addr + 4, hi);
+  return a < b ? (((1u << (b - a)) - 1) << (a - cell_addr)) : 0;
+}
+static inline uint32_t writers_of(uint32_t mask, unsigned kind) {
+  uint32_t w = 0;
+  for (int i = 0; i < 4; ++i)
+    if (mask & (1u << i)) w |= kind << (8 + 2 * i);
+  return w;
+}
+static inline uint32_t set_dev_init(uint32_t init, uint32_t mask, unsigned kind) {
+  uint32_t keep = 0;
+  for (int i = 0; i < 4; ++i)
+    if (!(mask & (1u << i))) keep |= 3u << (8 + 2 * i);
+  return (init & (keep | 0xfu)) | mask | writers_of(mask, kind);
+}
+
+// ---- the launch being checked ------------------------------------------------------------------
+
+struct Release {  // a __threadfence() followed by an atomic: the block's earlier writes are published
+  uint64_t seq;
+  uint32_t epoch;  // writes of the block in earlier barrier intervals are covered
+  uint16_t thread;
+  uint16_t fences;  // and the releasing thread's own writes made before its fence
+};
+struct ArgName {
+  uintptr_t ptr;
+  std::string name;
+};
+struct Where {  // a location, for reports
+  Space space;
+  std::string array;  // "temp", "out", ...
+  long long index;
+  size_t elem;
+};
+struct Finding {
+  std::string key;
+  int count = 0;
+  // first instance
+  std::string kind;  // "read-after-write" ...
+  Where at;
+  uint32_t block_a, block_b;  // linear block indices (the same unless across blocks)
+  uint16_t thread_a, thread_b;
+  uint32_t pc_a, pc_b;
+  bool atomic_a, atomic_b;
+  bool same_warp, cbar, cross_block, same_line_rmw;
+  uint32_t epoch;
+  const char* from_file;
+  int from_line;
+  const char* to_file;
+  int to_line;
+  bool open;  // the interval has not ended yet
+};
+struct Checker {
+  bool active = false;
+  const Grid* grid = nullptr;
+  uint32_t next_run = 1;
+  uint32_t first_run = 1;
+  std::vector<uint32_t> run_block;             // block linear index per run of this launch
+  std::vector<std::vector<Release>> releases;  // per run of this launch
+  uint64_t rel_seq = 0;
+  std::vector<ArgName> args;
+  std::vector<DevShadow*> devs;  // sorted by data
+  DevShadow* mru = nullptr;  // the two buffers used last: most kernels read one and write another
+  DevShadow* mru2 = nullptr;
+  uintptr_t gap_lo = 0, gap_hi = 0;  // the last range found to hold no device buffer (built-ins, TLS...)
+  std::vector<Finding> hazards, uninit;
+  int total_hazards = 0, total_uninit = 0;
+};
+extern Checker g_chk;  // hazards.cpp
+
+inline const char* space_word(Space s) { return s == Space::Device ? "device memory" : "shared memory"; }
+
+// One access being checked (hazards.cpp).
+struct Ctx {
+  Worker* w;
+  Thread* t;
+  ThreadCheck* k;  // the checker's state of thread t
+  Stamp s;
+  Space space;
+  uintptr_t addr;
+};
+
+// ---- findings (findings.cpp) ----------------------------------------------------------------------
+
+// Names the element at `a` for a report: the shared array, or the kernel parameter that points
+// into the buffer (partials[3], not "buffer #2 + 16 bytes"); and as text, "partials[3]".
+Where describe(Worker& w, Space sp, uintptr_t a);
+std::string where_str(const Where& x);
+// Reports are rare: kept out of line so that the per-access path stays small.
+__attribute__((noinline, cold)) void record_hazard(const Ctx& c, const Stamp& a, const char* kind);
+__attribute__((noinline, cold)) void record_uninit(const Ctx& c);
+// The findings of the block run `run` that are still open end at the barrier at file:line (null: the block's end).
+void close_findings(uint32_t run, const char* file, int line);
+
+}  // namespace detail
+}  // namespace cudasim

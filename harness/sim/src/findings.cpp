@@ -1,0 +1,305 @@
+// The memory checker's findings: hazards and uninitialized reads as they are recorded, the names
+// of the elements they touch, and the report with its advice at the end of the checked launch.
+#include <algorithm>
+#include <climits>
+
+#include "checker_state.h"
+#include "events.h"
+
+namespace cudasim {
+namespace detail {
+
+void close_findings(uint32_t run, const char* file, int line) {
+  for (auto* list : {&g_chk.hazards, &g_chk.uninit})
+    for (Finding& f : *list)
+      if (f.open && f.block_b == g_chk.run_block[run - g_chk.first_run]) {
+        f.to_file = file;
+        f.to_line = line;
+        f.open = false;
+      }
+}
+
+// ---- locating an access -------------------------------------------------------------------------
+
+// Names the element at `a` for a report: the shared array, or the kernel parameter that points
+// into the buffer (partials[3], not "buffer #2 + 16 bytes").
+Where describe(Worker& w, Space sp, uintptr_t a) {
+  Where r{sp, "", 0, 1};
+  if (sp == Space::Shared) {
+    const SharedArray* best = nullptr;
+    for (const SharedArray& s : w.shared_arrays) {
+      uintptr_t p = reinterpret_cast<uintptr_t>(s.p);
+      if (a >= p && a < p + s.bytes) best = &s;
+    }
+    if (!best) {  // outside every array: the nearest one, below or above
+      long long bestd = LLONG_MAX;
+      for (const SharedArray& s : w.shared_arrays) {
+        long long p = (long long)reinterpret_cast<uintptr_t>(s.p);
+        long long d = (long long)a < p ? p - (long long)a : (long long)a - (p + (long long)s.bytes) + 1;
+        if (d < bestd) bestd = d, best = &s;
+      }
+    }
+    if (best) {
+      r.array = best->name;
+      r.elem = best->elem ? best->elem : 1;
+      long long off = (long long)a - (long long)reinterpret_cast<uintptr_t>(best->p);
+      r.index = off >= 0 ? off / (long long)r.elem : -((-off + (long long)r.elem - 1) / (long long)r.elem);
+    }
+    return r;
+  }
+  if (sp == Space::Dynamic) {
+    r.array = w.dyn_name ? w.dyn_name : "dynamic shared memory";
+    r.elem = w.dyn_elem ? w.dyn_elem : 1;
+    long long off = (long long)a - (long long)reinterpret_cast<uintptr_t>(w.dyn_start);
+    r.index = off >= 0 ? off / (long long)r.elem : -((-off + (long long)r.elem - 1) / (long long)r.elem);
+    return r;
+  }
+  const Alloc* al = find_alloc_any(reinterpret_cast<void*>(a));
+  size_t elem = al && al->elem ? al->elem : 1;
+  const ArgName* arg = nullptr;
+  // The parameter that points closest below the address into the same buffer; below every
+  // such parameter (a negative index), the one that points lowest.
+  for (const ArgName& n : g_chk.args)
+    if (al && n.ptr >= al->data && n.ptr <= a && (!arg || n.ptr > arg->ptr) && !n.name.empty()) arg = &n;
+  if (!arg)
+    for (const ArgName& n : g_chk.args)
+      if (al && n.ptr >= al->data && n.ptr < al->data + al->bytes && (!arg || n.ptr < arg->ptr) && !n.name.empty())
+        arg = &n;
+  r.elem = elem;
+  uintptr_t base = arg ? arg->ptr : al ? al->data : a;
+  r.array = arg ? arg->name : al ? strf("buffer #%d", al->id) : "?";
+  long long off = (long long)a - (long long)base;
+  r.index = off >= 0 ? off / (long long)elem : -((-off + (long long)elem - 1) / (long long)elem);
+  return r;
+}
+
+std::string where_str(const Where& x) {
+  return strf("%s[%lld]", x.array.c_str(), x.index);
+}
+
+void name_address(Worker& w, int space, uintptr_t a, std::string* array, long long* index, size_t* elem, const char** type) {
+  Where x = describe(w, Space(space), a);
+  *array = x.array;
+  *index = x.index;
+  *elem = x.elem;
+  const Alloc* al = space == int(Space::Device) ? find_alloc_any(reinterpret_cast<void*>(a)) : nullptr;
+  *type = al ? al->type : nullptr;
+}
+
+void record_hazard(const Ctx& c, const Stamp& a, const char* kind) {
+  Checker& k = g_chk;
+  ++k.total_hazards;
+  Observers::hazard(*c.w, kind, a.thread, a.pc, c.s.thread, c.s.pc, c.space, c.addr, a.run != c.s.run);
+  bool cross = a.run != c.s.run;
+  std::string key = strf("%s|%u|%u|%d", kind, a.pc, c.s.pc, int(c.space));
+  for (Finding& f : k.hazards)
+    if (f.key == key) {
+      ++f.count;
+      return;
+    }
+  if (k.hazards.size() >= 64) return;
+  Finding f;
+  f.key = key;
+  f.count = 1;
+  f.kind = kind;
+  f.at = describe(*c.w, c.space, c.addr);
+  f.block_a = cross ? k.run_block[a.run - k.first_run] : c.w->block_linear;
+  f.block_b = c.w->block_linear;
+  f.thread_a = a.thread;
+  f.thread_b = c.s.thread;
+  f.pc_a = a.pc;
+  f.pc_b = c.s.pc;
+  f.atomic_a = a.flags & kAtomic;
+  f.atomic_b = c.s.flags & kAtomic;
+  f.same_warp = !cross && a.thread / 32 == c.s.thread / 32;
+  f.cbar = stamp_slot(a) != kNoSlot || stamp_slot(c.s) != kNoSlot;
+  f.cross_block = cross;
+  f.same_line_rmw = false;
+  f.epoch = c.s.epoch;
+  f.from_file = c.w->epoch_file;
+  f.from_line = c.w->epoch_line;
+  f.to_file = nullptr;
+  f.to_line = 0;
+  f.open = true;
+  k.hazards.push_back(f);
+}
+
+void record_uninit(const Ctx& c) {
+  Checker& k = g_chk;
+  ++k.total_uninit;
+  Observers::uninit(*c.w, c.s.thread, c.s.pc, c.space, c.addr);
+  std::string key = strf("%u|%d", c.s.pc, int(c.space));
+  for (Finding& f : k.uninit)
+    if (f.key == key) {
+      ++f.count;
+      return;
+    }
+  if (k.uninit.size() >= 16) return;
+  Finding f{};
+  f.key = key;
+  f.count = 1;
+  f.kind = "uninitialized read";
+  f.at = describe(*c.w, c.space, c.addr);
+  f.block_a = f.block_b = c.w->block_linear;
+  f.thread_a = f.thread_b = c.s.thread;
+  f.pc_a = f.pc_b = c.s.pc;
+  f.epoch = c.s.epoch;
+  f.from_file = c.w->epoch_file;
+  f.from_line = c.w->epoch_line;
+  f.open = true;
+  k.uninit.push_back(f);
+}
+
+// ---- reports ----------------------------------------------------------------------------------
+
+static std::string interval_str(const Finding& f) {
+  std::string from = f.from_file ? "the barrier at " + where(f.from_file, f.from_line) : "the kernel's start";
+  std::string to = f.to_file ? "the barrier at " + where(f.to_file, f.to_line) : "the block's end";
+  return "between " + from + " and " + to;
+}
+
+// Whether one source line both reads and writes one element from many threads (acc += x): the
+// hazards then include a write-after-write between two executions of that line.
+static bool accumulator(const Finding& f) {
+  if (symbolized_site(f.pc_a) != symbolized_site(f.pc_b)) return false;
+  for (const Finding& h : g_chk.hazards)
+    if (h.kind == "write-after-write" && symbolized_site(h.pc_a) == symbolized_site(f.pc_a) && symbolized_site(h.pc_b) == symbolized_site(f.pc_a)) return true;
+  return false;
+}
+
+static std::string advice(const Finding& f) {
+  if (f.cross_block) {
+    if (accumulator(f))
+      return "Many threads update the same element: use atomicAdd (or another atomic) for a shared total, or give each "
+             "thread its own element and reduce them.";
+    return "Blocks run in no fixed order and see each other's plain writes only through a release and an acquire: the writer "
+           "calls __threadfence() before the atomic that announces its data, and the reader calls __threadfence() after the "
+           "atomic that observed it. Otherwise split the work into two kernel launches.";
+  }
+  if (accumulator(f))
+    return "Many threads update the same element: use atomicAdd (or another atomic), or a reduction tree in which each thread "
+           "owns one element per step.";
+  if (f.cbar)
+    return "With cuda::barrier, what a thread does after arrive() belongs to the next phase: write your element before "
+           "arrive(), and read the other threads' elements only after wait() returns.";
+  const dim3 b = g_chk.grid->block;
+  if (f.same_warp && b.x * b.y * b.z > 32)  // in a one-warp block, __syncthreads() is the lesson
+    return "The lanes of a warp do not run in lockstep (since Volta): put __syncwarp() between the write and the read, or "
+           "exchange values with __shfl_down_sync().";
+  // The first schedule runs threads in order, each to its next barrier. A read and then a write
+  // by a later thread at one line (`sdata[tid] += sdata[tid + s]`) is a loop whose steps have no
+  // barrier between them: thread 0 ran ahead into later steps and read an element before its
+  // owner updated it. (A scan step that reads and writes in one interval is read-after-write.)
+  if (f.kind == "write-after-read" && symbolized_site(f.pc_a) == symbolized_site(f.pc_b))
+    return "The threads were in different steps of the loop: one read an element before its owner had updated it for an "
+           "earlier step. End every step with __syncthreads() inside the loop, so that no thread starts the next step "
+           "before all have finished this one.";
+  if (f.kind == "write-after-read" || symbolized_site(f.pc_a) == symbolized_site(f.pc_b))
+    return "One step both reads elements that other threads write and writes its own: read into a register, __syncthreads(), "
+           "then write, then __syncthreads() again (or write into a second buffer).";
+  return "A thread read an element that another thread writes in the same step: put a __syncthreads() between the write and "
+         "the read (read, barrier, write, barrier).";
+}
+
+static uint3 block_index(uint32_t block) {
+  const Grid& g = *g_chk.grid;
+  return uint3{block % g.grid.x, (block / g.grid.x) % g.grid.y, block / (g.grid.x * g.grid.y)};
+}
+
+static uint3 thread_index(uint16_t thread) {
+  const Grid& g = *g_chk.grid;
+  return uint3{thread % g.block.x, (thread / g.block.x) % g.block.y, thread / (g.block.x * g.block.y)};
+}
+
+static std::string who_str(uint32_t block, uint16_t thread) {
+  const Grid& g = *g_chk.grid;
+  return strf("block %s thread %s", dim_str(block_index(block), g.grid).c_str(), dim_str(thread_index(thread), g.block).c_str());
+}
+
+// The diagnosis of the first finding: its block (the second access's), threads and sites.
+static Diagnosis finding_diagnosis(Kind kind, const Finding& f, bool two) {
+  Diagnosis d;
+  d.kind = kind;
+  d.sites.push_back(symbolized_site(f.pc_a));
+  d.has_block = true;
+  d.block = block_index(f.block_b);
+  d.threads.push_back(thread_index(f.thread_a));
+  if (two) {
+    d.sites.push_back(symbolized_site(f.pc_b));
+    d.threads.push_back(thread_index(f.thread_b));
+  }
+  return d;
+}
+
+static const char* verb(const std::string& kind, bool first, bool atomic) {
+  // read-after-write: the first access wrote, the second read.
+  bool wrote = first ? kind != "write-after-read" : kind != "read-after-write";
+  if (atomic) return wrote ? "atomically updated" : "atomically read";
+  return wrote ? "wrote" : "read";
+}
+
+std::string check_launch_end(Grid& g, Diagnosis* d) {
+  Checker& k = g_chk;
+  if (!k.active) return "";
+  k.active = false;
+  if (k.hazards.empty() && k.uninit.empty()) return "";
+  std::vector<uint32_t> pcs;
+  for (auto* list : {&k.hazards, &k.uninit})
+    for (const Finding& f : *list) pcs.push_back(f.pc_a), pcs.push_back(f.pc_b);
+  symbolize_sites(pcs);
+  std::string out;
+  if (!k.hazards.empty()) {
+    const Finding& f0 = k.hazards.front();
+    *d = finding_diagnosis(f0.at.space == Space::Device ? Kind::race_device : Kind::race_shared, f0, true);
+    out = strf("race in %s: %d hazard%s on %s.\n", kernel_str(g.site).c_str(), k.total_hazards, k.total_hazards == 1 ? "" : "s",
+               space_word(f0.at.space));
+    // One line per pair of source lines (several instructions of one line count together).
+    std::vector<std::pair<std::string, int>> lines;
+    for (const Finding& f : k.hazards) {
+      const char* a = f.kind == "write-after-read" ? "read" : "write";
+      const char* b = f.kind == "read-after-write" ? "read" : "write";
+      std::string l = strf("  %s between %s%s at %s and %s%s at %s", f.kind.c_str(), f.atomic_a ? "atomic " : "", a,
+                           symbolized_site(f.pc_a).c_str(), f.atomic_b ? "atomic " : "", b, symbolized_site(f.pc_b).c_str());
+      auto it = std::find_if(lines.begin(), lines.end(), [&](auto& x) { return x.first == l; });
+      if (it == lines.end()) lines.push_back({l, f.count});
+      else it->second += f.count;
+    }
+    for (auto& l : lines) out += strf("%s [%d hazard%s]\n", l.first.c_str(), l.second, l.second == 1 ? "" : "s");
+    const Finding& f = f0;
+    std::string arr = (f.at.space == Space::Device ? "" : "__shared__ ") + where_str(f.at);
+    out += strf("  first: %s %s %s at %s, then %s %s it at %s", who_str(f.block_a, f.thread_a).c_str(),
+                verb(f.kind, true, f.atomic_a), arr.c_str(), symbolized_site(f.pc_a).c_str(), who_str(f.block_b, f.thread_b).c_str(),
+                verb(f.kind, false, f.atomic_b), symbolized_site(f.pc_b).c_str());
+    if (f.cross_block) out += ",\n         in another block, with no release and acquire between them.\n";
+    else out += strf(",\n         with no barrier between them (%s).\n", interval_str(f).c_str());
+    out += "  " + advice(f) + "\n";
+  }
+  if (!k.uninit.empty()) {
+    const Finding& f = k.uninit.front();
+    if (k.hazards.empty())
+      *d = finding_diagnosis(f.at.space == Space::Device ? Kind::uninit_device : Kind::uninit_shared, f, false);
+    out += strf("%s in %s: %d read%s of %s that nothing wrote.\n", k.hazards.empty() ? "uninitialized read" : "also: uninitialized read",
+                kernel_str(g.site).c_str(), k.total_uninit, k.total_uninit == 1 ? "" : "s", space_word(f.at.space));
+    std::vector<std::pair<std::string, int>> lines;
+    for (const Finding& u : k.uninit) {
+      auto it = std::find_if(lines.begin(), lines.end(), [&](auto& x) { return x.first == symbolized_site(u.pc_a); });
+      if (it == lines.end()) lines.push_back({symbolized_site(u.pc_a), u.count});
+      else it->second += u.count;
+    }
+    for (auto& l : lines) out += strf("  read at %s [%d time%s]\n", l.first.c_str(), l.second, l.second == 1 ? "" : "s");
+    std::string arr = (f.at.space == Space::Device ? "" : "__shared__ ") + where_str(f.at);
+    out += strf("  first: %s read %s at %s (%s), before any thread %s it.\n", who_str(f.block_a, f.thread_a).c_str(),
+                arr.c_str(), symbolized_site(f.pc_a).c_str(), interval_str(f).c_str(),
+                f.at.space == Space::Device ? "or cudaMemcpy/cudaMemset wrote" : "of the block wrote");
+    out += f.at.space == Space::Device
+               ? "  cudaMalloc memory holds garbage: write every element before a kernel reads it (cudaMemcpy, cudaMemset or a "
+                 "kernel), or guard the read with the bounds check.\n"
+               : "  Shared memory starts as garbage in every block: write every element a thread will read (padding too, with "
+                 "the operation's identity, e.g. 0 for a sum or -FLT_MAX for a max), or guard the read.\n";
+  }
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+}  // namespace detail
+}  // namespace cudasim

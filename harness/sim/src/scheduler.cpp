@@ -1,0 +1,441 @@
+// The block scheduler: a block's threads are fibers swept in schedule order inside each barrier
+// interval, __syncthreads() their meeting point; the hot path (enter, switch_away) is in scheduler.h.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+#include "scheduler.h"
+#include "events.h"
+
+namespace cudasim {
+namespace detail {
+
+__thread Worker* tl_worker = nullptr;
+__thread ThreadView* tl_thread = nullptr;
+__thread BlockView* tl_block = nullptr;
+__thread ThreadView tl_thread_view = {};
+__thread BlockView tl_block_view = {};
+
+// Links the threads of order[0..n) into the sweep list, ending at the worker's idle thread.
+static void link_order(Worker& w, unsigned n) {
+  for (unsigned i = 0; i + 1 < n; ++i) w.order[i]->next = w.order[i + 1];
+  w.order[n - 1]->next = &w.idle;
+  w.idle.next = &w.idle;
+  w.idle.ready = 0;
+}
+
+// The diagnosis of an error in one block (the thread of the running block, when given).
+Diagnosis block_diagnosis(Kind kind, const Worker& w, const Thread* t, const std::string& site) {
+  Diagnosis d;
+  d.kind = kind;
+  if (!site.empty()) d.sites.push_back(site);
+  d.has_block = true;
+  d.block = w.block.bid;
+  if (t) d.threads.push_back(t->view.tid);
+  return d;
+}
+
+// Records an error found by the running thread and parks it for good.
+[[noreturn]] void thread_fault(Worker& w, Thread& t, Kind kind, const std::string& msg, const std::string& site,
+                               const std::string& detail) {
+  Diagnosis d = block_diagnosis(kind, w, &t, site);
+  d.detail = detail;
+  w.grid->fail(d, msg);
+  t.st = St::Faulted;
+  t.ready = kNotReady;
+  for (;;) fiber_switch(t.fiber, w.sched);
+}
+
+void thread_fault_ext(Worker& w, Thread& t, Kind kind, const std::string& msg, const std::string& site, const std::string& detail) {
+  thread_fault(w, t, kind, msg, site, detail);
+}
+
+std::string who(const Worker& w, const Thread& t) {
+  return strf("block %s, thread %s", dim_str(w.block.bid, w.block.gdim).c_str(),
+              dim_str(t.view.tid, w.block.bdim).c_str());
+}
+
+static void thread_entry(void* arg) {
+  Thread& t = *static_cast<Thread*>(arg);
+  Worker& w = *tl_worker;
+  try {
+    w.grid->invoke(w.grid->args);
+  } catch (const std::exception& e) {
+    thread_fault(w, t, Kind::exception, strf("%s: a C++ exception escaped the kernel in %s: %s", kernel_str(w.grid->site).c_str(),
+                                         who(w, t).c_str(), e.what()));
+  } catch (...) {
+    thread_fault(w, t, Kind::exception, strf("%s: an exception escaped the kernel in %s", kernel_str(w.grid->site).c_str(), who(w, t).c_str()));
+  }
+  t.st = St::Exited;
+  t.ready = kNotReady;
+  t.bars_at_exit = w.bar_epoch;
+  ++w.exited;
+  Warp& wp = w.warps[t.linear / 32];
+  wp.live &= ~(1u << t.view.lane);
+  // A lane that returns no longer counts in its warp's pending *_sync calls.
+  for (size_t gi = 0; gi < wp.groups.size();) {
+    if (group_complete(wp, wp.groups[gi])) {
+      complete_group(w, t.linear / 32, wp.groups[gi]);
+      wp.groups.erase(wp.groups.begin() + gi);
+    } else {
+      ++gi;
+    }
+  }
+  for (;;) switch_away(w, t);  // nobody switches back to an exited thread
+}
+
+void device_misuse(const char* what, const char* file, int line) {
+  Diagnosis d{Kind::device_code_from_host};
+  if (file) d.sites.push_back(where(file, line));
+  d.detail = what;
+  fatal(d, strf("%s%s was used outside a kernel (in host code). Built-in variables and device synchronisation "
+                          "exist only inside a __global__ function and the __device__ functions it calls.",
+                          file ? (where(file, line) + ": ").c_str() : "", what));
+}
+
+// A thread arrives at a block barrier. The barrier's site is checked here (the predicates of
+// __syncthreads_count/and/or are tallied by syncthreads_reduce), so that releasing it costs the
+// scheduler nothing per thread: waiting threads carry the epoch after the barrier's, and once
+// the epoch moves on they are runnable again. The first arrival records the call site in the
+// worker; the others compare with it there. Returns false when the site is not the same pointer
+// and line as the first arrival's, for arrive_elsewhere to decide.
+static inline bool arrive_at_barrier(Worker& w, Thread& t, const char* what, const char* file, int line) {
+  t.st = St::AtBarrier;
+  t.ready = w.bar_epoch + 1;  // runnable again once this barrier has released
+  t.wait_file = file;
+  t.wait_line = line;
+  t.wait_what = what;
+  if (w.bar_arrived++ == 0) {
+    w.bar_file = file;
+    w.bar_line = line;
+    w.bar_what = what;
+    return true;
+  }
+  return w.bar_line == line && w.bar_what == what && w.bar_file == file;
+}
+
+// A later arrival whose site differs from the first arrival's by pointer: the same file named
+// by another copy of the string (a header's inline function in two files), or another barrier.
+// Out of line, and it switches away itself, so that the common path of __syncthreads() makes
+// no call and keeps its values in scratch registers (no saves and restores).
+static __attribute__((noinline)) void arrive_elsewhere(Worker& w, Thread& t, const char* what, const char* file, int line) {
+  if (w.bar_line != line || w.bar_what != what || std::strcmp(w.bar_file, file) != 0) w.bar_mismatch = true;
+  switch_away(w, t);
+}
+
+// A running thread (tl_thread set) always has its worker: only workers switch to threads.
+void syncthreads(const char* file, int line) {
+  if (__builtin_expect(!tl_thread, 0)) device_misuse("__syncthreads()", file, line);
+  Worker& w = *tl_worker;
+  Thread& t = self_thread();
+  if (__builtin_expect(!arrive_at_barrier(w, t, "__syncthreads()", file, line), 0))
+    return arrive_elsewhere(w, t, "__syncthreads()", file, line);
+  switch_away(w, t);
+}
+
+int syncthreads_reduce(int kind, int pred, const char* file, int line) {
+  static const char* names[] = {"__syncthreads_count()", "__syncthreads_and()", "__syncthreads_or()"};
+  Worker* w = tl_worker;
+  if (!w || !tl_thread) device_misuse(names[kind], file, line);
+  Thread& t = self_thread();
+  if (!arrive_at_barrier(*w, t, names[kind], file, line) &&
+      (w->bar_line != line || w->bar_what != names[kind] || std::strcmp(w->bar_file, file) != 0))
+    w->bar_mismatch = true;
+  pred = pred != 0;
+  w->bar_count += pred;
+  w->bar_all &= pred;
+  w->bar_any |= pred;
+  w->bar_kind = kind;
+  switch_away(*w, t);
+  return w->bar_result;  // computed by the scheduler when the barrier released
+}
+
+void threadfence() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (Worker* w = tl_worker)
+    if (tl_thread) Observers::fence(*w, self_thread());
+}
+
+long long device_clock() {
+  Worker* w = tl_worker;
+  if (!w || !tl_thread) return (long long)std::clock();  // host code: the C library's clock()
+  // A count of the thread's own clock reads: the same under every thread order and worker count.
+  return (long long)(++self_thread().clock_reads) * 1000;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The block scheduler
+// ---------------------------------------------------------------------------------------------
+
+// Each fiber's stack begins (at its top) at a different offset modulo kColorSpan, 512 bytes
+// apart. Stacks of equal size are otherwise aligned alike, so the few lines each fiber touches
+// at every switch (the frames of the kernel, __syncthreads() and the switch) would all fall
+// into the same cache sets: with 256 fibers, more than the ways of the L1 and L2 caches
+// (cachegrind's model of this machine's caches: 12x fewer L2 misses on the p14 scan).
+static constexpr size_t kColorSpan = 64 * 1024;
+static constexpr size_t kColorStep = 512;
+
+// Usable bytes of every fiber's stack: the requested size, whole pages, plus the colouring slack.
+static size_t stack_span() {
+  static const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  return (options().stack_bytes + page - 1) / page * page + kColorSpan;
+}
+
+static void ensure_stacks(Worker& w, size_t n) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t sz = stack_span();
+  while (w.stacks.size() < n) {
+    void* m = mmap(nullptr, sz + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) fatal(Diagnosis{Kind::out_of_memory}, "the simulator could not allocate a thread stack (out of memory)");
+    mprotect(m, page, PROT_NONE);  // a stack overflow faults here instead of corrupting a neighbour
+    w.stacks.push_back(static_cast<char*>(m) + page);
+  }
+}
+
+// The top of stack slot i: the highest address of its span whose offset modulo kColorSpan is the
+// slot's colour. At least stack_bytes lie below it.
+static uintptr_t stack_top(uintptr_t lo, size_t span, unsigned i) {
+  uintptr_t want = (kColorSpan - (i % (kColorSpan / kColorStep)) * kColorStep) & (kColorSpan - 1);
+  uintptr_t top = lo + span;
+  return top - ((top - want) & (kColorSpan - 1));
+}
+
+// Where each thread of a block of shape `bd` stands: its index, threadIdx, lane, stack, and the
+// sweep order of the schedule. Computed again only when the shape (or the schedule) changes.
+static void layout_threads(Worker& w, dim3 bd, unsigned n, Schedule schedule) {
+  if (w.layout_base == w.threads.data() && w.layout_bd.x == bd.x && w.layout_bd.y == bd.y && w.layout_bd.z == bd.z &&
+      w.layout_schedule == schedule)
+    return;
+  size_t span = stack_span();
+  for (unsigned i = 0; i < n; ++i) {
+    Thread& t = w.threads[i];
+    t.view.tid = uint3{i % bd.x, (i / bd.x) % bd.y, i / (bd.x * bd.y)};
+    t.view.lane = i % 32;
+    t.linear = i;
+    t.stack_lo = reinterpret_cast<uintptr_t>(w.stacks[i]);
+    t.stack_top = stack_top(t.stack_lo, span, i);
+  }
+  w.order.resize(n);
+  for (unsigned i = 0; i < n; ++i) w.order[i] = &w.threads[schedule == Schedule::Reverse ? n - 1 - i : i];
+  link_order(w, n);
+  w.layout_base = w.threads.data();
+  w.layout_bd = bd;
+  w.layout_schedule = schedule;
+  w.stack_bytes = span;
+}
+
+static std::string list_waiters(Worker& w, unsigned n, St st) {
+  // Groups threads by where they wait: "threads 0-3 wait at __syncthreads() at f:12".
+  std::vector<std::pair<std::string, std::vector<unsigned>>> groups;
+  for (unsigned i = 0; i < n; ++i) {
+    Thread& t = w.threads[i];
+    if (t.st != st) continue;
+    std::string key = std::string(t.wait_what ? t.wait_what : "?");
+    if (st == St::AtWarp) key += strf(" (mask 0x%08x)", t.wait_mask);
+    key += " at " + where(t.wait_file, t.wait_line);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == key; });
+    if (it == groups.end()) groups.push_back({key, {i}});
+    else it->second.push_back(i);
+  }
+  std::string out;
+  for (auto& g : groups) {
+    bool many = g.second.size() > 1;
+    out += strf("    thread%s %s wait%s in %s\n", many ? "s" : "", ranges(g.second).c_str(), many ? "" : "s", g.first.c_str());
+  }
+  return out;
+}
+
+static std::string list_exited(Worker& w, unsigned n) {
+  std::vector<unsigned> ids;
+  for (unsigned i = 0; i < n; ++i)
+    if (w.threads[i].st == St::Exited) ids.push_back(i);
+  if (ids.empty()) return "";
+  return strf("    thread%s %s %s returned\n", ids.size() > 1 ? "s" : "", ranges(ids).c_str(), ids.size() > 1 ? "have" : "has");
+}
+
+// Runs one block to completion (or to its first error) under the grid's schedule.
+void run_block(Worker& w, Grid& g, uint32_t linear) {
+  const dim3 gd = g.grid, bd = g.block;
+  unsigned n = bd.x * bd.y * bd.z;
+  w.checking = g.checking;
+  w.observed = g.observed;
+  w.rng = g.seed ^ (uint64_t(linear) * 0x9E3779B97F4A7C15ull) ^ 0x5DEECE66Dull;
+  w.block.bid = uint3{linear % gd.x, (linear / gd.x) % gd.y, linear / (gd.x * gd.y)};
+  w.block.bdim = bd;
+  w.block.gdim = gd;
+  w.block_linear = linear;
+  w.block.dyn_shared = place_dynamic_shared(w, g.shmem);
+  w.shared_arrays.clear();
+  tl_block = &w.block;
+  tl_block_view = w.block;
+
+  if (w.threads.size() < n) w.threads.resize(n);
+  ensure_stacks(w, n);
+  layout_threads(w, bd, n, g.schedule);
+  unsigned nwarps = (n + 31) / 32;
+  w.warps.resize(nwarps);
+  for (unsigned k = 0; k < nwarps; ++k) {
+    unsigned lanes = std::min(32u, n - k * 32);
+    w.warps[k].live = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1);
+    w.warps[k].groups.clear();
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    Thread& t = w.threads[i];
+    t.st = St::Runnable;
+    t.ready = 0;
+    t.wait_file = nullptr;
+    t.bars_at_exit = 0;
+    t.clock_reads = 0;
+    t.am_file = nullptr;
+    fiber_make(t.fiber, reinterpret_cast<void*>(t.stack_lo), t.stack_top - t.stack_lo, thread_entry, &t);
+  }
+  w.bar_sites.clear();
+  w.epoch_file = nullptr;
+  w.epoch_line = 0;
+  Observers::block_begin(w, n);
+  bump(w.threads_run, n);
+  w.hot_count.store(0, std::memory_order_relaxed);
+  w.block_start_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count(),
+                         std::memory_order_relaxed);
+
+  std::vector<Thread*>& order = w.order;
+  // The random schedule shuffles the order of the previous sweep: each block starts from thread order.
+  if (g.schedule == Schedule::Random)
+    for (unsigned i = 0; i < n; ++i) order[i] = &w.threads[i];
+  uint64_t rng = g.seed ^ (uint64_t(linear) * 0x9E3779B97F4A7C15ull);
+  // Formatted on error paths only.
+  auto ksite = [&] { return kernel_str(g.site); };
+  auto blk = [&] { return dim_str(w.block.bid, gd); };
+
+  w.exited = 0;
+  w.bar_epoch = 0;
+  w.sweep_n = n;
+  for (;;) {
+    // One barrier interval: sweep the threads in schedule order. Each thread that blocks switches
+    // straight to the next one; the last switches back here. Sweep again only if a warp
+    // collective woke threads that the sweep had already passed.
+    w.bar_arrived = 0;
+    w.bar_mismatch = false;
+    w.bar_kind = -1;
+    w.bar_count = 0;
+    w.bar_all = 1;
+    w.bar_any = 0;
+    w.at_warp = 0;
+    w.at_cbar = 0;
+    do {
+      w.woke = false;
+      if (g.schedule == Schedule::Random) {
+        for (unsigned i = n; i > 1; --i) std::swap(order[i - 1], order[splitmix(rng) % i]);
+        link_order(w, n);
+      }
+      if (Thread* first = next_in_sweep(w, order[0])) {
+        enter(w, *first);
+        fiber_switch(w.sched, first->fiber);
+        tl_thread = nullptr;
+      }
+      if (g.abort.load(std::memory_order_relaxed)) return;
+      if (!w.woke) {
+        // Every lane that could run has blocked: the lanes waiting in an __activemask() call are
+        // the ones that reached it together. Give them their mask and sweep again.
+        for (unsigned k = 0; k < nwarps; ++k)
+          for (size_t gi = 0; gi < w.warps[k].groups.size();) {
+            if (w.warps[k].groups[gi].op == WarpOp::Activemask) {
+              complete_group(w, k, w.warps[k].groups[gi]);
+              w.warps[k].groups.erase(w.warps[k].groups.begin() + gi);
+            } else {
+              ++gi;
+            }
+          }
+      }
+    } while (w.woke);
+    const unsigned exited = w.exited;
+    if (exited == n) {
+      std::string overrun = dynamic_shared_overrun(w);
+      const char* hint = "The third <<<>>> argument sets how many bytes `extern __shared__` arrays have: make it cover every "
+                         "index the kernel uses.";
+      if (overrun.empty()) {
+        overrun = static_shared_overrun(w);
+        hint = "Check every shared-memory index against the array's size.";
+      }
+      if (!overrun.empty())
+        g.fail(block_diagnosis(Kind::out_of_bounds, w), strf("out-of-bounds write to shared memory in %s, block %s: %s.\n  %s", ksite().c_str(),
+                                        blk().c_str(), overrun.c_str(), hint));
+      Observers::block_end(w);
+      return;
+    }
+    if (w.at_cbar > 0) {
+      std::string need;
+      for (unsigned i = 0; i < n; ++i) {
+        const Thread& t = w.threads[i];
+        if (t.st == St::AtCBar) {
+          need = strf("  The barrier (initialised at %s for %d arrivals) still misses %d arrival%s in phase %llu: every thread it "
+                      "counts must call arrive() (or arrive_and_wait()) once per phase.\n",
+                      where(t.cbar->init_file, t.cbar->init_line).c_str(), t.cbar->expected, t.cbar->pending,
+                      t.cbar->pending == 1 ? "" : "s", (unsigned long long)t.cbar_token);
+          break;
+        }
+      }
+      g.fail(block_diagnosis(Kind::deadlock, w),
+             strf("deadlock in %s, block %s: threads wait on a cuda::barrier phase that can never complete.\n%s%s%s%s",
+                  ksite().c_str(), blk().c_str(), list_waiters(w, n, St::AtCBar).c_str(), list_waiters(w, n, St::AtBarrier).c_str(),
+                  list_exited(w, n).c_str(), need.c_str()));
+      return;
+    }
+    if (w.at_warp > 0) {
+      bool mixed = w.bar_arrived > 0;
+      // A mask that came from __activemask() in divergent code names only the lanes of one side.
+      std::string am;
+      for (unsigned i = 0; i < n && am.empty(); ++i) {
+        const Thread& t = w.threads[i];
+        if (t.st == St::AtWarp && t.am_file && t.wait_mask == t.am_mask)
+          am = strf("  The mask 0x%08x of thread %u came from __activemask() at %s, which returns only the lanes that reached "
+                    "that call together: in divergent code, the lanes of the other branch are not in it. Use a mask the whole "
+                    "warp agrees on, such as 0xffffffff or __ballot_sync(0xffffffff, cond) taken before the branch.\n",
+                    t.am_mask, i, where(t.am_file, t.am_line).c_str());
+      }
+      g.fail(block_diagnosis(mixed ? Kind::barrier_divergence : Kind::deadlock, w),
+             strf("%s %s: block %s cannot make progress: lanes wait in a warp *_sync call for lanes that never arrive.\n%s%s%s%s"
+                  "  Every non-exited lane named in a mask must reach the same *_sync call. A lane that took the other side of an "
+                  "if, or waits at __syncthreads(), never arrives.",
+                  mixed ? "barrier divergence in" : "deadlock in", ksite().c_str(), blk().c_str(), list_waiters(w, n, St::AtWarp).c_str(),
+                  list_waiters(w, n, St::AtBarrier).c_str(), list_exited(w, n).c_str(), am.c_str()));
+      return;
+    }
+    // Everyone left is at a barrier (CUDA counts only threads that have not exited): release
+    // them if they all wait at the same one.
+    if (w.bar_mismatch) {
+      g.fail(block_diagnosis(Kind::barrier_divergence, w),
+             strf("barrier divergence in %s, block %s: threads wait at different barriers.\n%s%s"
+                  "  Every thread of a block must reach the same __syncthreads() call. Move the barrier out of the if/else, or "
+                  "make the condition the same for the whole block.",
+                  ksite().c_str(), blk().c_str(), list_waiters(w, n, St::AtBarrier).c_str(), list_exited(w, n).c_str()));
+      return;
+    }
+    // Strict barriers: a thread that returned while the others pass another barrier is divergence
+    // (CUDA leaves it undefined), and a barrier passed without end is a loop that never ends.
+    Observers::barrier(w, w.bar_file, w.bar_line);
+    BarrierProblem problem;
+    if (check_barrier_release(w, n, w.bar_file, w.bar_line, &problem)) {
+      const Diagnosis d = block_diagnosis(problem.kind, w, nullptr, where(w.bar_file, w.bar_line));
+      if (problem.kind == Kind::barrier_divergence)
+        g.fail(d,
+               strf("barrier divergence in %s, block %s: some threads returned while the others went on to pass %s.\n%s"
+                    "  Every thread of a block must reach every __syncthreads() the others reach: a thread that returns early "
+                    "(e.g. `if (i >= n) return;`) or skips a barrier inside an if is undefined behaviour in CUDA. Keep the "
+                    "threads alive and guard only their loads and stores.",
+                    ksite().c_str(), blk().c_str(), ("the barrier at " + where(w.bar_file, w.bar_line)).c_str(),
+                    problem.text.c_str()));
+      else
+        g.fail(d, strf("runaway block in %s: %s", ksite().c_str(), problem.text.c_str()));
+      return;
+    }
+    w.bar_result = w.bar_kind == 0 ? w.bar_count : w.bar_kind == 1 ? w.bar_all : w.bar_kind == 2 ? w.bar_any : 0;
+    ++w.bar_epoch;
+  }
+}
+
+}  // namespace detail
+}  // namespace cudasim

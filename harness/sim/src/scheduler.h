@@ -1,0 +1,96 @@
+// The scheduler's inline core, shared by the files whose calls block or wake a simulated thread
+// (scheduler.cpp, warps.cpp, cuda_barrier.cpp): inline here so that every caller keeps it inlined.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "internal.h"
+
+namespace cudasim {
+namespace detail {
+
+// Counters written by one worker only: a relaxed load and store, no locked instruction.
+static inline void bump(std::atomic<uint64_t>& c, uint64_t by = 1) {
+  c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
+
+static inline uint64_t splitmix(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static inline Thread& self_thread() { return *reinterpret_cast<Thread*>(tl_thread); }
+
+// Thread::ready for a thread that only a warp collective, a cuda::barrier phase or nothing (it
+// has returned or faulted) can make runnable again.
+static constexpr uint32_t kNotReady = UINT32_MAX;
+// The first thread from `t` on (t, t->next, ...) that can run: runnable, or waiting at a barrier
+// that has since been released (an earlier epoch). Null when the sweep is over. The list of a
+// sweep ends at the worker's idle thread, which is always "ready" and links to itself.
+static inline Thread* next_in_sweep(Worker& w, Thread* t) {
+  const uint32_t epoch = w.bar_epoch;
+  while (t->ready > epoch) t = t->next;
+  if (t == &w.idle) return nullptr;
+  // Most threads of a sweep run: bring in the stack of the one after `t` (whose bookkeeping an
+  // earlier call prefetched) and the bookkeeping of the one after that.
+  Thread* after = t->next;
+  fiber_prefetch(after->fiber);
+  __builtin_prefetch(after->next);
+  return t;
+}
+
+// Makes `t` the running thread: what the built-ins and the watchdog read.
+static inline void enter(Worker& w, Thread& t) {
+  t.st = St::Runnable;
+  t.ready = 0;
+  tl_thread = &t.view;
+  tl_thread_view = t.view;
+  w.current.store(&t, std::memory_order_relaxed);
+  bump(w.progress);
+}
+
+// The running thread `t` has blocked (its state says where) or exited: continue with the next
+// thread of the sweep directly, or go back to the scheduler when the sweep is over. Returns
+// when some thread switches back to `t`. Inlined: at a barrier it is most of what a thread does.
+static inline __attribute__((always_inline)) void switch_away(Worker& w, Thread& t) {
+  Thread* next = w.grid->abort.load(std::memory_order_relaxed) ? nullptr : next_in_sweep(w, t.next);
+  if (next) {
+    enter(w, *next);
+    fiber_switch(t.fiber, next->fiber);
+  } else {
+    fiber_switch(t.fiber, w.sched);
+  }
+}
+
+// The diagnosis of an error in one block (the thread of the running block, when given).
+Diagnosis block_diagnosis(Kind kind, const Worker& w, const Thread* t = nullptr, const std::string& site = "");
+
+// Records an error found by the running thread and parks it for good.
+[[noreturn]] void thread_fault(Worker& w, Thread& t, Kind kind, const std::string& msg, const std::string& site = "",
+                               const std::string& detail = "");
+
+// "block b, thread t" of a thread of the running block, for messages.
+std::string who(const Worker& w, const Thread& t);
+
+// Runs one block to completion (or to its first error) under the grid's schedule (scheduler.cpp).
+void run_block(Worker& w, Grid& g, uint32_t linear);
+
+// Warp collectives (warps.cpp): whether every live lane of the group's mask has arrived, and
+// completing the group.
+void complete_group(Worker& w, unsigned warp_index, WarpGroup& g);
+inline bool group_complete(const Warp& wp, const WarpGroup& g) {
+  unsigned need = g.mask & wp.live;
+  return (g.arrived & need) == need;
+}
+
+// Shared memory (shared_memory.cpp): placing dynamic shared memory for a block, and the checks
+// of the canaries when it ends ("" when intact).
+unsigned char* place_dynamic_shared(Worker& w, size_t bytes);
+std::string static_shared_overrun(const Worker& w);
+std::string dynamic_shared_overrun(const Worker& w);
+
+}  // namespace detail
+}  // namespace cudasim
