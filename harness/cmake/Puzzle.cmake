@@ -83,7 +83,10 @@ function(add_puzzle_binary target puzzle source backend)
       COMMENT "cu2cpp ${source}"
       VERBATIM)
     add_executable(${target} ${translated} ${driver})
-    set_source_files_properties(${translated} PROPERTIES COMPILE_OPTIONS "-include;cudasim/runtime.h;${CUDASIM_INSTRUMENT_FLAGS}")
+    # CUDASIM_LEARNER_FILE: the simulator's control API and internal headers refuse to be included
+    # (cudasim/control.h), so that a puzzle file that builds here also builds with nvcc.
+    set_source_files_properties(${translated} PROPERTIES COMPILE_OPTIONS
+                                "-include;cudasim/runtime.h;-DCUDASIM_LEARNER_FILE;${CUDASIM_INSTRUMENT_FLAGS}")
     target_link_libraries(${target} PRIVATE puzzle_harness_cpu)
     target_link_options(${target} PRIVATE ${PUZZLE_HOST_CALL_WRAPS})
   else()

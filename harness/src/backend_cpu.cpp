@@ -2,7 +2,7 @@
 #include <string>
 
 #include "backend.h"
-#include "cudasim/runtime.h"
+#include "cudasim/control.h"
 
 namespace harness {
 namespace backend {

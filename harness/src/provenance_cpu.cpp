@@ -1,7 +1,7 @@
 // The simulator's shadow state: the only place the harness asks cudasim who wrote device memory.
 #include <vector>
 
-#include "cudasim/runtime.h"
+#include "cudasim/control.h"
 #include "provenance.h"
 
 namespace harness {

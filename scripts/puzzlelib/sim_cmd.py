@@ -161,7 +161,7 @@ def compile_commands(tc: Dict, opts: Dict, tree: str, translated: Dict[str, str]
         obj = os.path.join(out_dir, "%d-%s.o" % (i, os.path.basename(src)))
         base = [tc["cxx"]] + [f for f in tc["compile"] if f.startswith(("-std", "-O", "-g"))]
         if src.endswith(".cu"):
-            cmd = [tc["cxx"]] + tc["compile"] + ["-include", "cudasim/runtime.h"] + include + defines + \
+            cmd = [tc["cxx"]] + tc["compile"] + ["-include", "cudasim/runtime.h", "-DCUDASIM_LEARNER_FILE"] + include + defines + \
                   ["-c", translated[os.path.abspath(src)], "-o", obj]
         else:
             cmd = base + include + ["-I", os.path.dirname(os.path.abspath(src))] + defines + ["-c", os.path.abspath(src), "-o", obj]

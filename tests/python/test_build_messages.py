@@ -50,3 +50,18 @@ def test_cooperative_groups_and_cuda_malloc_async_build(tmp_path, needs_toolchai
     assert code == 1, output  # built; the untouched skeleton then fails as a puzzle
     assert "Build of" not in output
     assert "p14 --simple failed" in output
+
+
+def test_the_simulators_own_headers_refuse_a_learner_file(tmp_path, needs_toolchain):
+    """cudasim/control.h (schedules, error modes, last writers) and harness/sim/src are not CUDA: a
+    puzzle file that used them would pass here and not build with nvcc, so its build stops and says so."""
+    root = fresh_tree(tmp_path)
+    learner = root / "puzzles" / "p14" / "p14.cu"
+    text = learner.read_text(encoding="utf-8")
+    learner.write_text('#include <cudasim/control.h>\n#include "../../harness/sim/src/events.h"\n' + text,
+                       encoding="utf-8")
+    code, output = finish(start(root, "run", "p14", "--simple", "--backend", "cpu"))
+    assert code == 2, output
+    assert "Build of p14_cpu failed (puzzles/p14/p14.cu)" in output
+    assert "cudasim/control.h is the harness's, not part of CUDA" in output
+    assert "harness/sim/src holds the simulator's internals" in output

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cudasim/runtime.h"
+#include "cudasim/control.h"
 
 // An unexpected kernel error fails the test with the simulator's message.
 CATCH_TRANSLATE_EXCEPTION(const cudasim::KernelError& e) {

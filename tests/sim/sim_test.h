@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "cudasim/control.h"  // the tests set schedules and error modes, as the harness does
+
 namespace simtest {
 
 // A typed device buffer: cudaMalloc<T> (so messages say "N x int"), upload, download.

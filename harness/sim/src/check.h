@@ -3,6 +3,8 @@
 // bounds checks built on it. See docs/architecture.md, "How the simulator sees memory".
 #pragma once
 
+#include "private.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -92,15 +94,9 @@ struct MemoryChecker : NoEvents {
 };
 // After the checked run: "" or the report of what was found, with *d its diagnosis.
 std::string check_launch_end(Grid& g, Diagnosis* d);
-// Why a released __syncthreads() cannot let its threads go on: a loop around it that never ends
-// (runaway_barrier), or threads that returned while the others reach it (barrier_divergence; the
-// text lists who is where).
-struct BarrierProblem {
-  Kind kind;
-  std::string text;
-};
-// A __syncthreads() is about to release: false, or true with *problem filled in.
-bool check_barrier_release(Worker& w, unsigned nthreads, const char* file, int line, BarrierProblem* problem);
+// The code address of the thread's last checked access, 0 when the launch is not checked (for
+// the scheduler's report of a thread that returned before a barrier).
+uint32_t last_access_pc(const Worker& w, unsigned thread);
 // Host-side writes into device memory: cudaMemcpy, cudaMemset.
 enum class HostWrite : uint8_t { Copy = 1, Memset = 2 };
 void shadow_host_write(const void* dst, size_t bytes, HostWrite how);

@@ -2,6 +2,8 @@
 // (shadow.cpp), the launch being checked (hazards.cpp) and its findings (findings.cpp). Internal.
 #pragma once
 
+#include "private.h"
+
 #include <algorithm>
 #include <map>
 #include <mutex>

@@ -4,11 +4,14 @@
 // learner. Not included by learner code.
 #pragma once
 
+#include "private.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "cudasim/runtime.h"
+#include "cudasim/control.h"
 
 // Every kind the simulator reports: X(name, exit code, category). The exit code is 3 for a race
 // and 4 otherwise; the category is the coarser word the trace's "error" event and

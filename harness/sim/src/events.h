@@ -17,6 +17,8 @@
 // "Events and observers", lists the events with what each carries.
 #pragma once
 
+#include "private.h"
+
 #include <cstddef>
 #include <cstdint>
 

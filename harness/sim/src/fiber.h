@@ -8,6 +8,8 @@
 // - ucontext, the zero-dependency fallback (it makes a system call per switch).
 #pragma once
 
+#include "private.h"
+
 #include <cstddef>
 
 #if CUDASIM_USE_BOOST_CONTEXT && defined(__x86_64__) && defined(__ELF__) && !defined(_WIN32)

@@ -80,60 +80,7 @@ void MemoryChecker::barrier(Worker& w, const char* file, int line) {
   close_findings(wc.run, file, line);
 }
 
-bool check_barrier_release(Worker& w, unsigned n, const char* file, int line, BarrierProblem* problem) {
-  w.epoch_file = file;
-  w.epoch_line = line;
-  // How often each barrier was passed, for a loop that never ends.
-  BarSite* s = nullptr;
-  for (BarSite& b : w.bar_sites)
-    if (b.line == line && b.file == file) s = &b;
-  if (!s) {
-    w.bar_sites.push_back(BarSite{file, line, 0});
-    s = &w.bar_sites.back();
-  }
-  ++s->count;
-  if (s->count > w.hot_count.load(std::memory_order_relaxed)) {
-    w.hot_file.store(file, std::memory_order_relaxed);
-    w.hot_line.store(line, std::memory_order_relaxed);
-    w.hot_count.store(s->count, std::memory_order_relaxed);
-  }
-  if (s->count > (uint64_t)options().max_barrier_passes) {
-    *problem = {Kind::runaway_barrier,
-                strf("block %s passed the barrier at %s %llu times: a loop around it never ends (its condition never changes, "
-                     "e.g. a stride multiplied by 1 or an index that is not incremented).\n  CUDASIM_MAX_BARRIERS sets the limit.",
-                     dim_str(w.block.bid, w.block.gdim).c_str(), where(file, line).c_str(), (unsigned long long)s->count)};
-    return true;
-  }
-  if (w.exited == 0) return false;
-  // Strict barriers: every thread passes the same barriers. One that returned while the others
-  // reach this one diverged, even though the hardware would let the others go on.
-  std::vector<unsigned> here;
-  std::vector<std::pair<std::pair<uint32_t, uint32_t>, std::vector<unsigned>>> gone;  // (barriers, last pc) -> threads
-  for (unsigned i = 0; i < n; ++i) {
-    const Thread& t = w.threads[i];
-    if (t.st != St::Exited) {
-      here.push_back(i);
-      continue;
-    }
-    std::pair<uint32_t, uint32_t> key{t.bars_at_exit, w.checking ? w.ck->threads[i].last_pc : 0};
-    auto it = std::find_if(gone.begin(), gone.end(), [&](auto& p) { return p.first == key; });
-    if (it == gone.end()) gone.push_back({key, {i}});
-    else it->second.push_back(i);
-  }
-  std::vector<uint32_t> pcs;
-  for (auto& p : gone) pcs.push_back(p.first.second);
-  symbolize_sites(pcs);
-  unsigned passed = w.bar_epoch + 1;
-  std::string out = strf("    thread%s %s reached the barrier at %s (barrier number %u of the block)\n", here.size() > 1 ? "s" : "",
-                         ranges(here).c_str(), where(file, line).c_str(), passed);
-  for (auto& p : gone) {
-    unsigned b = p.first.first;
-    out += strf("    thread%s %s returned after passing %u barrier%s%s\n", p.second.size() > 1 ? "s" : "", ranges(p.second).c_str(), b,
-                b == 1 ? "" : "s", p.first.second ? (" (last memory access at " + symbolized_site(p.first.second) + ")").c_str() : "");
-  }
-  *problem = {Kind::barrier_divergence, out};
-  return true;
-}
+uint32_t last_access_pc(const Worker& w, unsigned thread) { return w.checking ? w.ck->threads[thread].last_pc : 0; }
 
 void MemoryChecker::warp_collective(Worker& w, unsigned warp_index, const WarpGroup& g) {
   if (!w.checking) return;

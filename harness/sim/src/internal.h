@@ -1,6 +1,8 @@
 // Shared declarations of the simulator's translation units. Not included by learner code.
 #pragma once
 
+#include "private.h"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdarg>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "cudasim/runtime.h"
+#include "cudasim/control.h"
 #include "check.h"
 #include "diagnosis.h"
 #include "fiber.h"

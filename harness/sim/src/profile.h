@@ -10,6 +10,8 @@
 // watches.
 #pragma once
 
+#include "private.h"
+
 #include <cstddef>
 #include <cstdint>
 

@@ -256,6 +256,69 @@ static std::string list_exited(Worker& w, unsigned n) {
   return strf("    thread%s %s %s returned\n", ids.size() > 1 ? "s" : "", ranges(ids).c_str(), ids.size() > 1 ? "have" : "has");
 }
 
+// Why a released __syncthreads() cannot let its threads go on: a loop around it that never ends
+// (runaway_barrier), or threads that returned while the others reach it (barrier_divergence; the
+// text lists who is where). Runs with the checks off too: it is the engine's rule, not the checker's.
+struct BarrierProblem {
+  Kind kind;
+  std::string text;
+};
+// A __syncthreads() is about to release: false, or true with *problem filled in.
+static bool barrier_release_problem(Worker& w, unsigned n, const char* file, int line, BarrierProblem* problem) {
+  w.epoch_file = file;
+  w.epoch_line = line;
+  // How often each barrier was passed, for a loop that never ends.
+  BarSite* s = nullptr;
+  for (BarSite& b : w.bar_sites)
+    if (b.line == line && b.file == file) s = &b;
+  if (!s) {
+    w.bar_sites.push_back(BarSite{file, line, 0});
+    s = &w.bar_sites.back();
+  }
+  ++s->count;
+  if (s->count > w.hot_count.load(std::memory_order_relaxed)) {
+    w.hot_file.store(file, std::memory_order_relaxed);
+    w.hot_line.store(line, std::memory_order_relaxed);
+    w.hot_count.store(s->count, std::memory_order_relaxed);
+  }
+  if (s->count > (uint64_t)options().max_barrier_passes) {
+    *problem = {Kind::runaway_barrier,
+                strf("block %s passed the barrier at %s %llu times: a loop around it never ends (its condition never changes, "
+                     "e.g. a stride multiplied by 1 or an index that is not incremented).\n  CUDASIM_MAX_BARRIERS sets the limit.",
+                     dim_str(w.block.bid, w.block.gdim).c_str(), where(file, line).c_str(), (unsigned long long)s->count)};
+    return true;
+  }
+  if (w.exited == 0) return false;
+  // Strict barriers: every thread passes the same barriers. One that returned while the others
+  // reach this one diverged, even though the hardware would let the others go on.
+  std::vector<unsigned> here;
+  std::vector<std::pair<std::pair<uint32_t, uint32_t>, std::vector<unsigned>>> gone;  // (barriers, last pc) -> threads
+  for (unsigned i = 0; i < n; ++i) {
+    const Thread& t = w.threads[i];
+    if (t.st != St::Exited) {
+      here.push_back(i);
+      continue;
+    }
+    std::pair<uint32_t, uint32_t> key{t.bars_at_exit, last_access_pc(w, i)};
+    auto it = std::find_if(gone.begin(), gone.end(), [&](auto& p) { return p.first == key; });
+    if (it == gone.end()) gone.push_back({key, {i}});
+    else it->second.push_back(i);
+  }
+  std::vector<uint32_t> pcs;
+  for (auto& p : gone) pcs.push_back(p.first.second);
+  symbolize_sites(pcs);
+  unsigned passed = w.bar_epoch + 1;
+  std::string out = strf("    thread%s %s reached the barrier at %s (barrier number %u of the block)\n", here.size() > 1 ? "s" : "",
+                         ranges(here).c_str(), where(file, line).c_str(), passed);
+  for (auto& p : gone) {
+    unsigned b = p.first.first;
+    out += strf("    thread%s %s returned after passing %u barrier%s%s\n", p.second.size() > 1 ? "s" : "", ranges(p.second).c_str(), b,
+                b == 1 ? "" : "s", p.first.second ? (" (last memory access at " + symbolized_site(p.first.second) + ")").c_str() : "");
+  }
+  *problem = {Kind::barrier_divergence, out};
+  return true;
+}
+
 // Runs one block to completion (or to its first error) under the grid's schedule.
 void run_block(Worker& w, Grid& g, uint32_t linear) {
   const dim3 gd = g.grid, bd = g.block;
@@ -418,7 +481,7 @@ void run_block(Worker& w, Grid& g, uint32_t linear) {
     // (CUDA leaves it undefined), and a barrier passed without end is a loop that never ends.
     Observers::barrier(w, w.bar_file, w.bar_line);
     BarrierProblem problem;
-    if (check_barrier_release(w, n, w.bar_file, w.bar_line, &problem)) {
+    if (barrier_release_problem(w, n, w.bar_file, w.bar_line, &problem)) {
       const Diagnosis d = block_diagnosis(problem.kind, w, nullptr, where(w.bar_file, w.bar_line));
       if (problem.kind == Kind::barrier_divergence)
         g.fail(d,

@@ -2,6 +2,8 @@
 // (scheduler.cpp, warps.cpp, cuda_barrier.cpp): inline here so that every caller keeps it inlined.
 #pragma once
 
+#include "private.h"
+
 #include <cstdint>
 #include <string>
 

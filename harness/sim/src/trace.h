@@ -9,6 +9,8 @@
 // Off, it costs one test of a global flag per checked access.
 #pragma once
 
+#include "private.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>

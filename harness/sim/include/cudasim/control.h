@@ -1,0 +1,81 @@
+// cudasim's control API: what the harness and the simulator's own tests set and read around
+// kernels (schedules, limits, how an error ends, the diagnosis as data, who wrote device memory).
+// None of it is CUDA, so a learner's file must not use it: a puzzle built for the GPU would not
+// compile. The puzzle build defines CUDASIM_LEARNER_FILE for the learner's translated file.
+#pragma once
+
+#if defined(CUDASIM_LEARNER_FILE)
+#error "cudasim/control.h is the harness's, not part of CUDA: a puzzle file uses only CUDA's own API, so that it also builds with nvcc"
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cudasim {
+
+enum class Schedule : uint8_t { Forward, Reverse, Random };
+const char* schedule_name(Schedule s);
+
+struct Options {
+  Schedule schedules[3] = {Schedule::Forward, Schedule::Reverse, Schedule::Random};
+  int schedule_count = 3;    // each launch runs once per schedule; results must agree
+  int workers = 0;           // 0: one per core
+  double stall_seconds = 5;  // a thread running this long without a barrier is a runaway
+  double block_seconds = 20;  // a block running this long (barriers or not) is a runaway
+  uint64_t seed = 1;         // seeds the random schedule
+  size_t stack_bytes = 128 * 1024;
+  bool checks = true;  // the memory checker: hazards, uninitialized reads, bounds (CUDASIM_CHECKS=0: off)
+  long max_barrier_passes = 100000;  // one barrier passed this often by one block: a loop that never ends
+};
+Options& options();  // initialised from CUDASIM_* environment variables on first use
+// Parses "forward,reverse,random"; returns false on an unknown name.
+bool set_schedules(const char* list);
+
+struct Stats {
+  uint64_t threads = 0;  // simulated CUDA threads run (all schedules)
+  uint64_t switches = 0; // fiber switches
+  uint64_t launches = 0;
+  double kernel_seconds = 0;  // wall time spent inside launches (all schedules)
+};
+Stats stats();
+const char* fiber_backend();  // "native x86-64", "boost.context" or "ucontext"
+
+// How a kernel error (race, divergence, deadlock, warp misuse, launch of a host pointer...) ends.
+// Exit: print the diagnostic, call the fatal hook, exit with the code. Throw: throw KernelError
+// from the launch (used by the simulator's own tests).
+enum class ErrorMode { Exit, Throw };
+void set_error_mode(ErrorMode m);
+// What the simulator found when it reports an error, as data (harness/sim/src/diagnosis.h lists
+// the kinds). Strings are "" and counts 0 where a kind has none; the strings live during the hook only.
+struct DiagnosisView {
+  int code;                   // the exit code: 3 for a race, 4 otherwise
+  const char* kind;           // stable snake_case name: "deadlock", "race_shared", "host_call", ...
+  int site_count;             // "file:line" of the code involved: one, or a race's two accesses
+  const char* sites[2];
+  int has_block;              // the block involved, when one is
+  unsigned block[3];
+  int thread_count;           // the threads involved, at most two
+  unsigned threads[2][3];
+  const char* detail;         // what the kind alone does not say (the host function's name)
+  const char* message;        // the first line of the message printed after "cudasim: error: "
+};
+// Called just before the process exits on a kernel error or a crash, after the message.
+void set_fatal_hook(void (*hook)(const DiagnosisView& d));
+// The exit code of a kind name (3 or 4), or 0 when the simulator has no such kind.
+int diagnosis_code(const char* kind);
+
+// Who last wrote each byte of device memory, for graders: a kernel's store or atomic, cudaMemset,
+// or a cudaMemcpy from host memory (a device-to-device copy keeps the source bytes' writers).
+enum class Writer : uint8_t { None = 0, Host = 1, Memset = 2, Kernel = 3 };
+// Fills out[0..bytes) for [p, p + bytes), which must lie inside one live cudaMalloc buffer;
+// returns false otherwise.
+bool last_writers(const void* p, size_t bytes, Writer* out);
+
+struct KernelError {
+  int code;          // 3 race, 4 other
+  const char* kind;  // short machine name: "race", "divergence", "deadlock", "warp", ...
+  const char* diagnosis;  // the finer kind of DiagnosisView::kind: "race_shared", "barrier_divergence", ...
+  char message[4096];
+};
+
+}  // namespace cudasim
