@@ -1,4 +1,4 @@
-// The memory checker (harness/sim/src/check.cpp): every load, store and atomic of device code is
+// The memory checker (harness/sim/src/access.cpp, hazards.cpp, findings.cpp): every load, store and atomic of device code is
 // seen in the first thread schedule of a launch, on one worker. Each planted bug is checked for
 // the report's kind, the array and index it names and both lines it names; each correct version
 // of the same code passes. The `// @name` comments mark the lines a report must name.

@@ -63,7 +63,7 @@ struct ThreadCheck {
   uint32_t last_pc;     // its last access, for "returned after ..." messages
 };
 
-// The checker's state for one worker, owned by check.cpp: the engine's Worker only carries a
+// The checker's state for one worker, owned by the checker (hazards.cpp): the engine's Worker only carries a
 // pointer to it (Worker::ck), made at the first checked block the worker runs.
 struct WorkerCheck {
   uint32_t run = 0;  // the block run being checked (stamps compare it)

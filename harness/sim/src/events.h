@@ -1,9 +1,10 @@
 // The events the engine raises, and the observers that receive them.
 //
-// The engine (engine.cpp, launch.cpp, and the access front end in check.cpp) runs kernels; it
+// The engine (scheduler.cpp, warps.cpp, cuda_barrier.cpp, launch.cpp, and the access front end in
+// access.cpp) runs kernels; it
 // knows nothing of what is checked, traced or counted. At each point where something happens that
 // an observer may care about, it calls `Observers::<event>(...)`, and each observer keeps its own
-// state: the memory checker (check.cpp), the tracer (trace.cpp), the profiler (profile.cpp).
+// state: the memory checker (hazards.cpp, findings.cpp), the tracer (trace.cpp), the profiler (profile.cpp).
 //
 // The fan-out is static: `Fanout<...>` expands each event into one direct call per observer, so
 // there is no virtual call and no list to walk on the per-access path. An observer implements only
@@ -30,7 +31,7 @@ struct Thread;
 struct Grid;
 struct WarpGroup;
 struct CBarState;
-struct DevShadow;  // a device buffer and its shadow (check.cpp)
+struct DevShadow;  // a device buffer and its shadow (shadow.cpp)
 
 // Where an access lands. The values are the trace's `space` field (trace.cpp).
 enum class Space : uint8_t { Shared = 0, Dynamic = 1, Device = 2 };

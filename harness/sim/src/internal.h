@@ -30,13 +30,13 @@ struct alignas(64) Thread {
   unsigned linear = 0;
   // The sweep resumes the thread once the block's barrier epoch (Worker::bar_epoch) is at least
   // this: 0 while runnable, the epoch after the one it waits at when at a barrier, and
-  // kNotReady (engine.cpp) while a warp collective or a cuda::barrier holds it, or once it ended.
+  // kNotReady (scheduler.h) while a warp collective or a cuda::barrier holds it, or once it ended.
   uint32_t ready = 0;
   int wait_line = 0;
   // Where the thread waits, for diagnostics and barrier matching.
   const char* wait_file = nullptr;
   const char* wait_what = nullptr;
-  Thread* next = nullptr;  // the thread after it in the sweep order (engine.cpp, link_order)
+  Thread* next = nullptr;  // the thread after it in the sweep order (scheduler.cpp, link_order)
 #if CUDASIM_NATIVE_SWITCH
   FiberCtx fiber;  // one pointer: stays in the first line
 #endif
@@ -47,7 +47,7 @@ struct alignas(64) Thread {
   CBarState* cbar = nullptr;  // the cuda::barrier waited on (St::AtCBar), and for which phase
   uint64_t cbar_token = 0;
   uintptr_t stack_lo = 0;     // its stack: the lowest address (the checker skips its locals), and
-  uintptr_t stack_top = 0;    // where the fiber starts (see stack_top in engine.cpp)
+  uintptr_t stack_top = 0;    // where the fiber starts (see stack_top in scheduler.cpp)
   uint32_t am_mask = 0;       // the last __activemask() result and where it was taken
   const char* am_file = nullptr;
   int am_line = 0;
@@ -168,7 +168,7 @@ struct Worker {
 
 extern __thread Worker* tl_worker;
 // Some observer watches the launch in flight: the instrumentation's entry points raise accesses
-// (check.cpp). Off, an access costs a call, this test and a return.
+// (access.cpp). Off, an access costs a call, this test and a return.
 extern bool g_observed_launch;
 
 // An error found while running a grid: the first one wins.
@@ -208,7 +208,7 @@ std::string dim_str(uint3 v, dim3 extent);  // "5" for 1-D extents, "(x, y, z)" 
 std::string ranges(const std::vector<unsigned>& ids);  // "0-3, 8, 10-15"
 std::string kernel_str(const LaunchSite& s);
 
-// Engine (engine.cpp).
+// The worker pool (workers.cpp) and its counters.
 void run_grid(Grid& g);
 void worker_threads_init();
 uint64_t fiber_switch_count();

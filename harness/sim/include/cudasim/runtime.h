@@ -176,7 +176,7 @@ struct BlockView {
 };
 // The running thread and block of this worker (null outside a kernel), and copies of what they
 // hold for the built-in variables: the engine writes them when it switches to a thread or starts
-// a block (engine.cpp).
+// a block (scheduler.cpp).
 extern __thread ThreadView* tl_thread;
 extern __thread BlockView* tl_block;
 extern __thread ThreadView tl_thread_view;
