@@ -7,6 +7,7 @@
 
 #include "checker_state.h"
 #include "events.h"
+#include "hazard_check.h"  // the checker's per-access check, inlined into on_access
 
 namespace cudasim {
 namespace detail {

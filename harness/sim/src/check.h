@@ -83,7 +83,7 @@ struct MemoryChecker : NoEvents {
   static void launch_begin(const LaunchBegin& e);
   static void block_begin(Worker& w, unsigned nthreads);
   static void block_end(Worker& w);
-  static void access(const AccessEvent& a);
+  static inline void access(const AccessEvent& a);  // hazard_check.h
   static void barrier(Worker& w, const char* file, int line);
   // The lanes that met are ordered with each other.
   static void warp_collective(Worker& w, unsigned warp_index, const WarpGroup& g);

@@ -123,6 +123,8 @@ std::string where_str(const Where& x);
 // Reports are rare: kept out of line so that the per-access path stays small.
 __attribute__((noinline, cold)) void record_hazard(const Ctx& c, const Stamp& a, const char* kind);
 __attribute__((noinline, cold)) void record_uninit(const Ctx& c);
+// An access outside its array or buffer: ends the kernel with the report `what` completes.
+[[noreturn]] __attribute__((noinline, cold)) void out_of_bounds(Ctx& c, bool write, const std::string& what);
 // The findings of the block run `run` that are still open end at the barrier at file:line (null: the block's end).
 void close_findings(uint32_t run, const char* file, int line);
 

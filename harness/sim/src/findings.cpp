@@ -301,5 +301,17 @@ std::string check_launch_end(Grid& g, Diagnosis* d) {
   return out;
 }
 
+void out_of_bounds(Ctx& c, bool write, const std::string& what) {
+  std::string site = site_of(c.s.pc);
+  thread_fault_ext(*c.w, *c.t, Kind::out_of_bounds,
+                   strf("out-of-bounds %s of %s in %s, block %s, thread %s, at %s: %s.\n"
+                        "  Check the index against the array's size on both sides: a guard such as `i >= offset` before "
+                        "reading [i - offset], and `i < n` before [i].",
+                        write ? "write" : "read", space_word(c.space), kernel_str(c.w->grid->site).c_str(),
+                        dim_str(c.w->block.bid, c.w->block.gdim).c_str(), dim_str(c.t->view.tid, c.w->block.bdim).c_str(),
+                        site.c_str(), what.c_str()),
+                   site);
+}
+
 }  // namespace detail
 }  // namespace cudasim

@@ -1,0 +1,212 @@
+// The memory checker's per-access check: MemoryChecker::access and the order between two
+// accesses (barriers, warp syncs, cuda::barrier phases, release/acquire). Inline, and included only
+// by access.cpp, so that the access front end and the check compile into one function: as a call
+// from access.cpp into another file, the checked path of `scripts/bench_sim.py` ran 4 % more
+// instructions (callgrind, p14 --complete). The checker's other handlers are in hazards.cpp.
+#pragma once
+
+#include "private.h"
+
+#include <algorithm>
+#include <string>
+
+#include "checker_state.h"
+#include "events.h"
+
+namespace cudasim {
+namespace detail {
+
+// ---- the checks -----------------------------------------------------------------------------
+
+// Whether the earlier access `a` is ordered before the current one.
+static bool ordered(const Stamp& a, const Ctx& c) {
+  if (a.run != c.s.run) {
+    if (c.space != Space::Device) return true;  // an earlier block's shared memory
+    if (a.run < g_chk.first_run) return true;    // an earlier launch
+    // Another block of this launch: only a release it made and this block acquired orders them.
+    uint64_t level = std::max(c.k->acq, c.w->ck->blk_acq);
+    for (const Release& r : g_chk.releases[a.run - g_chk.first_run])
+      if (r.seq <= level && (a.epoch < r.epoch || (a.thread == r.thread && a.fences < r.fences))) return true;
+    return false;
+  }
+  if (a.thread == c.s.thread) return true;
+  if (a.epoch != c.s.epoch) return true;  // a __syncthreads() lies between them
+  if (a.thread / 32 == c.s.thread / 32 && a.wclock <= c.k->vc[a.thread % 32]) return true;  // a warp sync
+  // A cuda::barrier phase: the access came before the earlier thread's arrival, and the current
+  // thread has waited for that phase to complete. Before its first arrival a thread is in phase 0
+  // of every barrier.
+  if (stamp_slot(a) != kNoSlot) return c.k->cwait[stamp_slot(a)] > a.carr;
+  for (int i = 0; i < c.w->ck->ncbar; ++i)
+    if (c.k->cwait[i] > 0) return true;
+  return false;
+}
+
+static inline bool empty(const Stamp& s) { return s.run == 0; }
+
+// Field by field, each load as wide as the store that wrote the field into the Ctx: a whole-struct
+// copy reads 8 or 16 bytes that narrower stores have just written, which the CPU cannot forward
+// from its store buffer.
+static inline void store_stamp(Stamp& d, const Stamp& s, uint8_t flags) {
+  d.run = s.run;
+  d.epoch = s.epoch;
+  d.pc = s.pc;
+  d.wclock = s.wclock;
+  d.thread = s.thread;
+  d.carr = s.carr;
+  d.fences = s.fences;
+  d.flags = flags;
+}
+
+static void check_cell(Ctx& c, Cell& cell, uint32_t mask, bool write, bool read) {
+  const bool atomic = c.s.flags & kAtomic;
+  const Stamp& s = c.s;
+  const uint8_t flags = uint8_t((s.flags & 0x0f) | (mask << 4));
+  // Initialised bytes.
+  if (read) {
+    uint32_t have;
+    if (c.space == Space::Device) have = cell.init & 0xf;
+    else have = (cell.init >> 4) == (s.run & 0x0fffffffu) ? (cell.init & 0xf) : 0;
+    if ((have & mask) != mask) record_uninit(c);
+  }
+  auto overlap = [&](const Stamp& a) { return ((a.flags >> 4) & mask) != 0; };
+  // Two atomics never conflict. Nor does a plain read with an atomic write: a CAS loop starts
+  // from a plain read of the value other threads update atomically (the CUDA guide's own
+  // atomicAdd for double), and the CAS checks it. Plain writes and read-modify-writes do conflict.
+  auto conflicts = [&](const Stamp& a, bool a_wrote) {
+    if (empty(a) || !overlap(a) || ordered(a, c)) return false;
+    bool a_atomic = a.flags & kAtomic;
+    if (atomic && a_atomic) return false;
+    if (a_wrote && a_atomic && !write && read) return false;  // plain read after an atomic write
+    if (!a_wrote && atomic && write) return false;            // atomic write after a plain read
+    return true;
+  };
+  if (write) {
+    if (conflicts(cell.w, true)) record_hazard(c, cell.w, "write-after-write");
+    if (conflicts(cell.r1, false)) record_hazard(c, cell.r1, "write-after-read");
+    else if (conflicts(cell.r2, false)) record_hazard(c, cell.r2, "write-after-read");
+    store_stamp(cell.w, s, flags);
+    cell.r1.run = cell.r2.run = 0;
+    if (c.space == Space::Device) cell.init = set_dev_init(cell.init, mask, 3);
+    else {
+      uint32_t cur = (cell.init >> 4) == (s.run & 0x0fffffffu) ? (cell.init & 0xf) : 0;
+      cell.init = ((s.run & 0x0fffffffu) << 4) | cur | mask;
+    }
+  } else {
+    if (conflicts(cell.w, true)) record_hazard(c, cell.w, "read-after-write");
+    if (!empty(cell.r1) && (cell.r1.thread != s.thread || cell.r1.run != s.run)) cell.r2 = cell.r1;
+    store_stamp(cell.r1, s, flags);
+  }
+}
+
+// ---- the checker's handler ------------------------------------------------------------------------
+
+inline __attribute__((always_inline)) void MemoryChecker::access(const AccessEvent& e) {
+  Worker* w = &e.w;
+  if (!w->checking) return;
+  Thread& t = e.t;
+  const uintptr_t a = e.addr;
+  const size_t size = e.size;
+  const bool write = e.write, read = e.read, atomic = e.atomic;
+  Ctx c;
+  c.space = e.space;
+  Cell* cells;
+  uintptr_t base;
+  WorkerCheck& wc = *w->ck;
+  if (c.space == Space::Shared) {
+    base = w->sh_lo;
+    if (__builtin_expect(!wc.sh_shadow, 0)) wc.sh_shadow = map_cells(w->sh_len / 4);
+    cells = wc.sh_shadow;
+  } else if (c.space == Space::Dynamic) {
+    base = w->dyn_lo;
+    if (__builtin_expect(!wc.dyn_shadow, 0)) wc.dyn_shadow = map_cells(w->dyn_len / 4);
+    cells = wc.dyn_shadow;
+  } else {
+    DevShadow* d = e.region;
+    base = d->data;
+    cells = d->cells;
+    c.w = w;
+    c.t = &t;
+    c.addr = a;
+    c.s.pc = e.pc;
+    c.s.thread = uint16_t(t.linear);
+    if (a < d->data || a + size > d->data + d->bytes) {
+      Where x = describe(*w, Space::Device, a);
+      size_t count = d->bytes / x.elem;
+      out_of_bounds(c, write,
+                    strf("%s is outside the buffer, which has %zu element%s (valid indices 0 to %lld)", where_str(x).c_str(),
+                         count, count == 1 ? "" : "s", (long long)count - 1));
+    }
+  }
+  c.w = w;
+  c.t = &t;
+  c.addr = a;
+  ThreadCheck& k = wc.threads[t.linear];
+  c.k = &k;
+  c.s.run = wc.run;
+  c.s.epoch = w->bar_epoch;
+  c.s.pc = e.pc;
+  c.s.wclock = k.vc[t.view.lane];
+  c.s.thread = uint16_t(t.linear);
+  c.s.carr = k.cslot != kNoSlot ? k.carr[k.cslot] : 0;
+  c.s.fences = uint8_t(std::min<unsigned>(k.fences, 255));
+  c.s.flags = uint8_t((atomic ? kAtomic : 0) | (k.cslot << 1));
+  k.last_pc = c.s.pc;
+  if (c.space == Space::Shared) {
+    // Inside the arena but in no array: before an array's start or past its end.
+    bool inside = a - wc.arr_lo < wc.arr_len && a + size - wc.arr_lo <= wc.arr_len;  // the array used last
+    for (size_t i = 0; !inside && i < w->shared_arrays.size(); ++i) {
+      const SharedArray& s = w->shared_arrays[i];
+      uintptr_t p = reinterpret_cast<uintptr_t>(s.p);
+      if (a >= p && a + size <= p + s.bytes) {
+        inside = true;
+        wc.arr_lo = p;
+        wc.arr_len = s.bytes;
+      }
+    }
+    if (!inside) {
+      Where x = describe(*w, Space::Shared, a);
+      long long count = 0;
+      for (const SharedArray& s : w->shared_arrays)
+        if (x.array == s.name) count = (long long)(s.bytes / (s.elem ? s.elem : 1));
+      out_of_bounds(c, write,
+                    strf("%s is outside __shared__ %s, which has %lld element%s (valid indices 0 to %lld)", where_str(x).c_str(),
+                         x.array.c_str(), count, count == 1 ? "" : "s", count - 1));
+    }
+  } else if (c.space == Space::Dynamic) {
+    uintptr_t lo = reinterpret_cast<uintptr_t>(w->dyn_start);
+    if (a < lo || a + size > lo + w->dyn_bytes) {
+      Where x = describe(*w, Space::Dynamic, a);
+      long long count = (long long)(w->dyn_bytes / x.elem);
+      if (w->dyn_bytes == 0)
+        out_of_bounds(c, write,
+                      strf("%s is dynamic shared memory, but the launch asked for none (the third <<<>>> argument sets "
+                           "its size in bytes)", where_str(x).c_str()));
+      else
+      out_of_bounds(c, write,
+                    strf("%s is outside the %zu bytes of dynamic shared memory that the launch asked for (%lld element%s, valid "
+                         "indices 0 to %lld; the third <<<>>> argument sets the size)",
+                         where_str(x).c_str(), w->dyn_bytes, count, count == 1 ? "" : "s", count - 1));
+    }
+  }
+  // Atomics: a release (fence, then atomic) publishes this block's writes; the atomic observes
+  // every release made so far.
+  if (atomic && c.space == Space::Device) {
+    Checker& ch = g_chk;
+    if (k.fenced) {
+      ch.releases[wc.run - ch.first_run].push_back(
+          Release{++ch.rel_seq, k.fence_epoch, c.s.thread, uint16_t(std::min<unsigned>(k.fences, 255))});
+      c.s.fences = uint8_t(std::min<unsigned>(k.fences - 1u, 255));  // the releasing atomic is part of the release
+      k.fenced = false;
+    }
+    k.seen = ch.rel_seq;
+    wc.blk_seen_pending = std::max(wc.blk_seen_pending, k.seen);
+  }
+  uintptr_t hi = a + size;
+  for (uintptr_t ca = base + ((a - base) & ~uintptr_t(3)); ca < hi; ca += 4) {
+    uint32_t m = byte_mask(ca, a, hi);
+    check_cell(c, cells[(ca - base) >> 2], m, write, read);
+  }
+}
+
+}  // namespace detail
+}  // namespace cudasim
