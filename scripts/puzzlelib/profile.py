@@ -84,8 +84,12 @@ class VariantProfile:
         self.sites = {}  # type: Dict[Tuple[str, int, str], Dict[str, int]]
         self.barriers = {}  # type: Dict[Tuple[str, int], int]
         self.collectives = {}  # type: Dict[Tuple[str, int, str], List[int]]
+        self.strides = {}  # type: Dict[Tuple[str, int], Dict[int, int]]
         for l in launches:
             for s in l.sites:
+                st = self.strides.setdefault((self.path(s.file), s.line), {})
+                for stride, extra in s.strides.items():
+                    st[stride] = st.get(stride, 0) + extra
                 c = self.sites.setdefault((self.path(s.file), s.line, s.op), {})
                 for k, v in s.counts.items():
                     c[k] = max(c.get(k, 0), v) if k == "same_addr_max" else c.get(k, 0) + v
@@ -141,6 +145,19 @@ def way(x: float) -> str:
     return "%d" % round(x) if abs(x - round(x)) < 0.05 else "%.1f" % x
 
 
+def stride_words(strides: Dict[int, int]) -> Optional[str]:
+    """How far apart the conflicting lanes' words are ("words 2 apart", "words 2 to 16 apart"), from
+    the conflicts by lane stride; None when most conflicts have no stride the lanes share."""
+    total = sum(strides.values())
+    known = {s: n for s, n in strides.items() if s > 0 and n >= 0.05 * total}
+    if not total or sum(known.values()) < total / 2:
+        return None
+    main = max(known, key=lambda s: known[s])
+    if known[main] >= 0.9 * total:
+        return "words %d apart" % main
+    return "words %d to %d apart" % (min(known), max(known))
+
+
 def costs(vp: VariantProfile) -> List[dict]:
     """The wasted work found per source line, each with its share of the modeled time, largest first."""
     found = []
@@ -164,10 +181,13 @@ def costs(vp: VariantProfile) -> List[dict]:
         conflicts = a.get("sh_wavefronts", 0) - a.get("sh_ideal", 0)
         if conflicts > 0:
             per = a["sh_wavefronts"] / a["sh_ideal"]
+            apart = stride_words(vp.strides.get((f, line), {}))
+            touch = ("touch %s, so several of them land in one bank" % apart if apart
+                     else "touch different words of the same bank")
             found.append(dict(where, kind="bank conflicts", us=model.shared_us(conflicts, sms), text=(
-                "%s-way bank conflicts at %s: the lanes of a warp touch different words of the same bank, so "
-                "each shared access takes %.1f passes through the banks where 1 would do (%s extra wavefronts)"
-                % (way(per), at, per, "{:,}".format(conflicts)))))
+                "%s-way bank conflicts at %s: the lanes of a warp %s, and each shared access takes %.1f "
+                "passes through the banks where 1 would do (%s extra wavefronts)"
+                % (way(per), at, touch, per, "{:,}".format(conflicts)))))
         avg = a["lanes"] / a["inst"] if a.get("inst") else 32
         if avg < IDLE_BELOW:
             wasted = a["inst"] - a["lanes"] / 32.0

@@ -13,7 +13,8 @@ The simulator writes one JSON object a line per profiled launch (the first sched
 `op` is one of OPS. Shared-memory ops carry `wavefronts` and `ideal` (the fewest wavefronts);
 global ones `sectors`, `ideal_sectors` and `bytes`; atomics also `same_addr_max` and `serial`.
 Bank conflicts are `wavefronts - ideal`, as Nsight Compute's
-l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_* count them.
+l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_* count them; `strides` splits them by the word
+distance between neighbouring lanes that most lanes of each instruction shared ("2": `s[2 * tid]`).
 
 Two corrections make the records read like one call of the variant on a GPU:
   - a 16-byte vector access (an int4 load) reaches the profiler as one 4-byte access per member,
@@ -41,6 +42,9 @@ class Site:
     line: int
     op: str
     counts: Dict[str, int] = field(default_factory=dict)
+    # Shared memory: the extra wavefronts (conflicts) by the word distance between neighbouring
+    # lanes that most lanes of the instruction shared (0: none did).
+    strides: Dict[int, int] = field(default_factory=dict)
 
     @property
     def conflicts(self) -> int:
@@ -125,6 +129,8 @@ def parse_launch(record: dict) -> Launch:
         for k in COUNTERS:
             if k in a:
                 site.counts[k] = site.counts.get(k, 0) + int(a[k])
+        for stride, extra in a.get("strides", {}).items():
+            site.strides[int(stride)] = site.strides.get(int(stride), 0) + int(extra)
         if "same_addr_max" in a:
             site.counts["same_addr_max"] = max(site.counts.get("same_addr_max", 0), int(a["same_addr_max"]))
     f, ln = split_at(record["at"])

@@ -110,6 +110,9 @@ def test_k2_one_block_counts_the_conflicts_of_each_stride(tmp_path):
     assert "shared ld:         24 inst, 21.2 lanes, 94 wavefronts (3.92/inst), 70 bank conflicts" in text
     assert v["top_cost_kind"] == "bank conflicts"
     assert "3.9-way bank conflicts at p12.cu:%d" % loop in v["top_cost"]
+    # Extra wavefronts of one of the two loads by lane stride (2s words): s=1 4, s=2 6, s=4, 8, 16
+    # 7 each, s=32 3, s=64 1 (of 35); the sentence names the strides that hold 5 % or more.
+    assert "the lanes of a warp touch words 2 to 64 apart" in " ".join(v["top_cost"].split())
     assert all(len(l) <= WIDTH for l in lines), [l for l in lines if len(l) > WIDTH]
 
 

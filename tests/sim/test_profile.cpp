@@ -33,6 +33,7 @@ TEST_CASE("shared: consecutive words use each bank once: 1 wavefront", "[profile
   auto c = shared_cost(kAll, w.addr, w.size);
   CHECK(c.wavefronts == 1);
   CHECK(c.ideal == 1);
+  CHECK(c.stride == 0);  // no conflict, no stride to name
 }
 
 TEST_CASE("shared: stride 2 words puts two words in every even bank: 2 wavefronts", "[profile]") {
@@ -40,6 +41,7 @@ TEST_CASE("shared: stride 2 words puts two words in every even bank: 2 wavefront
   auto c = shared_cost(kAll, w.addr, w.size);
   CHECK(c.wavefronts == 2);
   CHECK(c.ideal == 1);
+  CHECK(c.stride == 2);  // the report's "words 2 apart"
 }
 
 TEST_CASE("shared: stride 32 words puts all 32 in bank 0: 32 wavefronts", "[profile]") {
@@ -47,6 +49,7 @@ TEST_CASE("shared: stride 32 words puts all 32 in bank 0: 32 wavefronts", "[prof
   auto c = shared_cost(kAll, w.addr, w.size);
   CHECK(c.wavefronts == 32);
   CHECK(c.ideal == 1);
+  CHECK(c.stride == 32);
 }
 
 TEST_CASE("shared: every lane reading one word is a broadcast: 1 wavefront", "[profile]") {
@@ -62,6 +65,7 @@ TEST_CASE("shared: two lanes on two words of one bank conflict; on one word they
   auto c = shared_cost(kAll, w.addr, w.size);
   CHECK(c.wavefronts == 2);
   CHECK(c.ideal == 1);
+  CHECK(c.stride == 1);  // 29 of the 31 distances between neighbouring lanes are 1 word
   w.addr[1] = 0;  // the same word as lane 0: shared by broadcast
   CHECK(shared_cost(kAll, w.addr, w.size).wavefronts == 1);
 }

@@ -63,6 +63,7 @@ struct Totals {
   uint64_t bytes = 0;
   uint64_t same_addr_max = 0;                // atomics: the most lanes on one address in one instruction
   uint64_t serial = 0;                       // atomics: sum over instructions of that count
+  std::map<uint32_t, uint64_t> strides;       // shared: lane stride in words -> extra wavefronts at it
 };
 
 struct Collective {
@@ -103,6 +104,7 @@ void cost(const Slot& s, const Inst& in) {
     SharedCost c = shared_cost(in.mask, in.addr, in.size);
     t.wavefronts += c.wavefronts;
     t.ideal += c.ideal;
+    if (c.wavefronts > c.ideal) t.strides[c.stride] += c.wavefronts - c.ideal;
   } else {
     GlobalCost c = global_cost(in.mask, in.addr, in.size);
     t.sectors += c.sectors;
@@ -168,7 +170,7 @@ SharedCost shared_cost(uint32_t mask, const uintptr_t* addr, const uint8_t* size
     if (mask & (1u << l)) width = std::max<unsigned>(width, size[l]);
   // Lanes served together: the whole warp for up to 4 bytes a lane, a half-warp for 8, a quarter-warp for 16.
   unsigned group = width > 8 ? 8 : width > 4 ? 16 : 32;
-  SharedCost c{0, 0};
+  SharedCost c{0, 0, 0};
   for (unsigned lo = 0; lo < 32; lo += group) {
     uint32_t words[32 * 4];
     unsigned n = 0;
@@ -185,6 +187,24 @@ SharedCost shared_cost(uint32_t mask, const uintptr_t* addr, const uint8_t* size
     for (unsigned i = 0; i < n; ++i) most = std::max(most, ++per_bank[words[i] & 31]);
     c.wavefronts += most;
     c.ideal += 1;
+  }
+  if (c.wavefronts > c.ideal) {
+    // The most common word distance between neighbouring active lanes (lane order).
+    uintptr_t gaps[31];
+    unsigned ng = 0;
+    int prev = -1;
+    for (unsigned l = 0; l < 32; ++l) {
+      if (!(mask & (1u << l))) continue;
+      if (prev >= 0) gaps[ng++] = (addr[l] >> 2) > (addr[prev] >> 2) ? (addr[l] >> 2) - (addr[prev] >> 2) : (addr[prev] >> 2) - (addr[l] >> 2);
+      prev = int(l);
+    }
+    std::sort(gaps, gaps + ng);
+    unsigned best = 0;
+    for (unsigned i = 0, run = 0; i < ng; ++i) {
+      run = i > 0 && gaps[i] == gaps[i - 1] ? run + 1 : 1;
+      if (run > best && gaps[i] > 0) best = run, c.stride = uint32_t(gaps[i]);
+    }
+    if (2 * best < ng) c.stride = 0;  // no distance most neighbours share
   }
   return c;
 }
@@ -321,11 +341,19 @@ void Profiler::launch_end(Grid& g) {
     o += strf("%s{\"at\":%s,\"pc\":%u,\"op\":\"%s\",\"inst\":%llu,\"lanes\":%llu", first ? "" : ",",
               json_str(site_of(kv.first.first)).c_str(), kv.first.first, kOpNames[kv.first.second],
               (unsigned long long)t.inst, (unsigned long long)t.lanes);
-    if (kv.first.second <= SharedAtom)
-      o += strf(",\"wavefronts\":%llu,\"ideal\":%llu", (unsigned long long)t.wavefronts, (unsigned long long)t.ideal);
-    else
+    if (kv.first.second <= SharedAtom) {
+      // strides: the extra wavefronts by the lanes' word stride (0: no stride most lanes share).
+      o += strf(",\"wavefronts\":%llu,\"ideal\":%llu,\"strides\":{", (unsigned long long)t.wavefronts, (unsigned long long)t.ideal);
+      bool first_stride = true;
+      for (auto& st : t.strides) {
+        o += strf("%s\"%u\":%llu", first_stride ? "" : ",", st.first, (unsigned long long)st.second);
+        first_stride = false;
+      }
+      o += "}";
+    } else {
       o += strf(",\"sectors\":%llu,\"ideal_sectors\":%llu,\"bytes\":%llu", (unsigned long long)t.sectors,
                 (unsigned long long)t.ideal_sectors, (unsigned long long)t.bytes);
+    }
     if (kv.first.second == SharedAtom || kv.first.second == GlobalAtom)
       o += strf(",\"same_addr_max\":%llu,\"serial\":%llu", (unsigned long long)t.same_addr_max, (unsigned long long)t.serial);
     o += "}";

@@ -46,6 +46,9 @@ inline bool profiles(int schedule_index) { return g_profile_on && schedule_index
 struct SharedCost {
   uint32_t wavefronts;  // passes through the 32 banks
   uint32_t ideal;       // the fewest passes an access of that width needs (1, or 2 and 4 for 8 and 16 bytes)
+  // With conflicts: the distance in 4-byte words between neighbouring active lanes that most of
+  // them share (2 for `s[2 * tid]`), for the learner's sentence; 0 without conflicts or a common one.
+  uint32_t stride;
 };
 SharedCost shared_cost(uint32_t mask, const uintptr_t* addr, const uint8_t* size);
 // One warp-level global-memory instruction: the 32-byte sectors it touches, and the fewest that its
