@@ -16,6 +16,7 @@ std::string describe() {
 
 bool set_schedules(const char* list) { return cudasim::set_schedules(list); }
 void set_seed(unsigned long long seed) { cudasim::options().seed = seed; }
+void strict_undefined_values() { cudasim::options().undefined_values_are_errors = true; }
 static void (*g_fatal)(int, const Diagnosis&) = nullptr;
 
 static void forward_fatal(const cudasim::DiagnosisView& v) {

@@ -19,6 +19,7 @@ std::string describe() {
 
 bool set_schedules(const char*) { return false; }
 void set_seed(unsigned long long) {}
+void strict_undefined_values() {}
 void on_fatal(void (*)(int, const Diagnosis&)) {}
 int diagnosis_code(const char*) { return 0; }
 std::string stats_json() { return ""; }

@@ -342,6 +342,7 @@ int main(int argc, char** argv) {
   if (!have_n || !have_tpb) return usage("--n and --tpb are required");
   if (!c.show && !have_seed) return usage("give --show (the deterministic input) or --seed S (a random input)");
   backend::set_seed(c.seed + 1);
+  backend::strict_undefined_values();
   backend::on_fatal(on_fatal);
   std::printf("backend:  %s\n", backend::describe().c_str());
   std::fflush(stdout);

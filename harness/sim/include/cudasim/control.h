@@ -26,6 +26,11 @@ struct Options {
   size_t stack_bytes = 128 * 1024;
   bool checks = true;  // the memory checker: hazards, uninitialized reads, bounds (CUDASIM_CHECKS=0: off)
   long max_barrier_passes = 100000;  // one barrier passed this often by one block: a loop that never ends
+  // Undefined values: a read of uninitialized memory, or a shuffle that reads an absent lane. When
+  // true (the puzzles' harness: the course teaches these), the program stops with the report. When
+  // false (programs run with `puzzle.py sim`), the report is a warning and the run goes on; the
+  // schedule comparison then decides, since each schedule fills undefined values differently.
+  bool undefined_values_are_errors = false;
 };
 Options& options();  // initialised from CUDASIM_* environment variables on first use
 // Parses "forward,reverse,random"; returns false on an unknown name.
