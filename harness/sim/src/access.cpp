@@ -8,6 +8,7 @@
 #include "checker_state.h"
 #include "events.h"
 #include "hazard_check.h"  // the checker's per-access check, inlined into on_access
+#include "scheduler.h"     // watch_spin
 
 namespace cudasim {
 namespace detail {
@@ -58,11 +59,13 @@ static inline DevShadow* device_region(uintptr_t a) {
 
 __attribute__((noinline)) static void on_access(uintptr_t a, size_t size, bool write, bool read, bool atomic, void* ra) {
   Worker* w = tl_worker;
-  if (__builtin_expect(!w || !w->observed, 1)) return;
+  if (__builtin_expect(!w || !(w->observed || w->spin_watch), 1)) return;
   ThreadView* tv = tl_thread;
   if (!tv) return;
   Thread& t = *reinterpret_cast<Thread*>(tv);
   if (a - t.stack_lo < w->stack_bytes) return;  // the thread's own locals
+  if (w->spin_watch) watch_spin(*w, t, a, write, atomic, ra);
+  if (!w->observed) return;
   Space space;
   DevShadow* region = nullptr;
   if (a - w->sh_lo < w->sh_len) space = Space::Shared;

@@ -51,6 +51,11 @@ struct alignas(64) Thread {
   uint32_t am_mask = 0;       // the last __activemask() result and where it was taken
   const char* am_file = nullptr;
   int am_line = 0;
+  // Polling (watch_spin in scheduler.h): the last two words of global memory the thread read and
+  // how often in a row it read one of them again, without a plain write, in barrier interval spin_epoch.
+  uintptr_t spin_addr[2] = {0, 0};
+  uint32_t spin_polls = 0;
+  uint32_t spin_epoch = 0;
 #if !CUDASIM_NATIVE_SWITCH
   FiberCtx fiber;  // Boost's or ucontext's, larger: after the rest
 #endif
@@ -146,6 +151,7 @@ struct Worker {
   // Grid::observed); the memory checker's own state for this worker (check.h).
   bool checking = false;
   bool observed = false;
+  bool spin_watch = false;  // Grid::spin_watch of the grid being run
   WorkerCheck* ck = nullptr;
   // Where accesses land, for the access front end: the fibers' stacks (a thread's locals are not
   // shared), the static shared arena and dynamic shared memory.
@@ -192,6 +198,10 @@ struct Grid {
   // Some observer watches this run (the checker, or the profiler: profile.h): it runs on one worker
   // and its accesses are raised as events.
   bool observed = false;
+  // The run's blocks go one after another on one worker, and a thread that polls global memory
+  // without end is reported (watch_spin): set for every schedule of a checked launch, so that
+  // whether blocks that wait on each other finish does not depend on the number of workers.
+  bool spin_watch = false;
   uint64_t seed;
   std::vector<uint32_t> order;  // block dispatch order
   std::atomic<size_t> next{0};

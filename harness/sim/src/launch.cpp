@@ -174,10 +174,13 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     g.schedule_index = s;
     g.checking = s == 0 && o.checks;
     g.observed = g.checking || profiles(s);
+    // Every schedule of a checked launch runs on one worker with polling watched: which blocks run
+    // side by side then never depends on CUDASIM_WORKERS (scheduler.h, watch_spin).
+    g.spin_watch = o.checks;
     g.seed = o.seed * 0x9E3779B97F4A7C15ull + launch_no;
     g_schedule_index.store(s);
     Observers::launch_begin(LaunchBegin{g, aptr.data(), aname.data(), (int)aptr.size()});
-    g_observed_launch = g.observed;
+    g_observed_launch = g.observed || g.spin_watch;
     run_grid(g);
     g_observed_launch = false;
     Observers::launch_end(g);

@@ -159,6 +159,31 @@ void threadfence() {
     if (tl_thread) Observers::fence(*w, self_thread());
 }
 
+// A thread of a spin-watched run (blocks one after another) polled global memory kSpinPolls times.
+// Every block dispatched before its block has finished and none after it has started: what it
+// waits for can only come from a block that has not started, or from no block at all.
+void spin_limit(Worker& w, Thread& t, void* ra) {
+  Grid& g = *w.grid;
+  const size_t blocks = size_t(g.grid.x) * g.grid.y * g.grid.z;
+  const size_t pos = std::min(blocks, size_t(g.next.load(std::memory_order_relaxed))) - 1;  // this block's place in the order
+  const std::string site = code_line(ra);
+  const std::string read_at = site.empty() ? std::string() : " at " + site;
+  std::string state = blocks == 1 ? std::string("the launch's only block")
+                                  : strf("block %zu of %zu to start in the '%s' order, with %zu block%s before it finished and %zu not started",
+                                         pos + 1, blocks, schedule_name(g.schedule), pos, pos == 1 ? "" : "s", blocks - 1 - pos);
+  thread_fault(w, t, Kind::endless_wait,
+               strf("runaway block in %s: %s waits for ever: it read the same global memory%s %u times in a row without "
+                    "writing or reaching a barrier. Its block is %s, so no block that is running can change what it "
+                    "reads.\n"
+                    "  A spin-wait on a flag or counter that a later block (or no block) writes? On a GPU blocks start in no "
+                    "guaranteed order and a block keeps its place until it returns, so a block that waits for one that has "
+                    "not started can wait for ever. Wait only for blocks that started before this one (take the tile from "
+                    "an atomicAdd ticket, not from blockIdx), and check that every block writes what the others wait for, "
+                    "the first one too.",
+                    kernel_str(g.site).c_str(), who(w, t).c_str(), read_at.c_str(), kSpinPolls, state.c_str()),
+               site);
+}
+
 long long device_clock() {
   Worker* w = tl_worker;
   if (!w || !tl_thread) return (long long)std::clock();  // host code: the C library's clock()
@@ -325,6 +350,7 @@ void run_block(Worker& w, Grid& g, uint32_t linear) {
   unsigned n = bd.x * bd.y * bd.z;
   w.checking = g.checking;
   w.observed = g.observed;
+  w.spin_watch = g.spin_watch;
   w.rng = g.seed ^ (uint64_t(linear) * 0x9E3779B97F4A7C15ull) ^ 0x5DEECE66Dull;
   w.block.bid = uint3{linear % gd.x, (linear / gd.x) % gd.y, linear / (gd.x * gd.y)};
   w.block.bdim = bd;
@@ -353,6 +379,9 @@ void run_block(Worker& w, Grid& g, uint32_t linear) {
     t.bars_at_exit = 0;
     t.clock_reads = 0;
     t.am_file = nullptr;
+    t.spin_addr[0] = t.spin_addr[1] = 0;
+    t.spin_polls = 0;
+    t.spin_epoch = 0;
     fiber_make(t.fiber, reinterpret_cast<void*>(t.stack_lo), t.stack_top - t.stack_lo, thread_entry, &t);
   }
   w.bar_sites.clear();

@@ -67,6 +67,36 @@ static inline __attribute__((always_inline)) void switch_away(Worker& w, Thread&
   }
 }
 
+// Polling. A run with Grid::spin_watch set runs its blocks one after another on one worker, so a
+// thread that waits for another block's write waits for a block that has finished (the value is
+// there) or for one that has not started (it never comes, here or on a GPU that does not run the
+// two blocks side by side). The access front end calls watch_spin for every access of such a run
+// outside the thread's stack: a thread that reads one or two words of global memory again and
+// again (plain, volatile or atomic reads; an atomic that does not change the word reads it too),
+// kSpinPolls times in a row without a plain write or a barrier, is reported by spin_limit. Counting
+// reads, not time, makes the verdict the same on every machine and for every CUDASIM_WORKERS.
+static constexpr uint32_t kSpinPolls = 1u << 14;
+[[noreturn]] void spin_limit(Worker& w, Thread& t, void* ra);
+static inline void watch_spin(Worker& w, Thread& t, uintptr_t a, bool write, bool atomic, void* ra) {
+  if (write && !atomic) {
+    t.spin_polls = 0;
+    return;
+  }
+  if (a - w.sh_lo < w.sh_len || a - w.dyn_lo < w.dyn_len) return;  // shared memory: the block's own
+  if (t.spin_epoch != w.bar_epoch) {
+    t.spin_epoch = w.bar_epoch;
+    t.spin_polls = 0;
+  }
+  a &= ~uintptr_t(3);  // the word
+  if (a == t.spin_addr[0] || a == t.spin_addr[1]) {
+    if (__builtin_expect(++t.spin_polls >= kSpinPolls, 0)) spin_limit(w, t, ra);
+  } else {
+    t.spin_addr[1] = t.spin_addr[0];
+    t.spin_addr[0] = a;
+    t.spin_polls = 0;
+  }
+}
+
 // The diagnosis of an error in one block (the thread of the running block, when given).
 Diagnosis block_diagnosis(Kind kind, const Worker& w, const Thread* t = nullptr, const std::string& site = "");
 

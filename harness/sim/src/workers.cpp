@@ -72,9 +72,11 @@ static void worker_loop(Worker* w) {
     }
     w->grid = g;
     // An observed grid (checked or profiled) runs on one worker: the observers' state is not shared
-    // between threads, and what they find does not depend on the number of cores.
+    // between threads, and what they find does not depend on the number of cores. So does a
+    // spin-watched one: blocks one after another, so that a block that waits for another block
+    // finishes, or is reported (watch_spin), the same way with any number of workers.
     for (;;) {
-      if (g->observed && w->index != 0) break;
+      if ((g->observed || g->spin_watch) && w->index != 0) break;
       if (g->abort.load()) break;
       size_t i = g->next.fetch_add(1);
       if (i >= g->order.size()) break;
