@@ -27,15 +27,15 @@ BARRIER = "    __syncthreads();\n"
 JOBS = "2"  # the CI machine has two cores
 
 
-def readme_blocks():
+def readme_blocks(readme=README):
     """{marker: block text} for each `<!-- cmake-example...-->` marker followed by a fenced block."""
-    lines = README.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = readme.read_text(encoding="utf-8").splitlines(keepends=True)
     blocks = {}
     for i, line in enumerate(lines):
         m = re.match(r"^<!-- (cmake-example(?:: \S+|-run|-race)) -->\s*$", line)
         if not m:
             continue
-        assert lines[i + 1].startswith("```"), "%s:%d: a fenced block must follow the marker" % (README.name, i + 1)
+        assert lines[i + 1].startswith("```"), "%s:%d: a fenced block must follow the marker" % (readme.name, i + 1)
         end = next(j for j in range(i + 2, len(lines)) if lines[j].startswith("```"))
         blocks[m.group(1)] = "".join(lines[i + 2:end])
     return blocks
@@ -91,6 +91,13 @@ def line_of(path: Path, code: str) -> int:
 def assert_names_translation(log, source):
     assert "cu2cpp %s " % source in log, log
     assert not re.search(r"cu2cpp\s*$|cu2cpp  ", log, re.M), "a cu2cpp step without a file name:\n" + log
+
+
+def test_korean_readme_shows_the_same_example():
+    korean = README.with_name("README.ko.md")
+    assert "[English](README.md)" in korean.read_text(encoding="utf-8")
+    assert "[한국어](README.ko.md)" in README.read_text(encoding="utf-8")
+    assert readme_blocks(korean) == BLOCKS
 
 
 def test_readme_has_the_whole_example():
