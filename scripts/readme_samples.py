@@ -69,7 +69,8 @@ class Sample:
 
 
 def readmes() -> List[Path]:
-    return ([ROOT / "README.md", ROOT / "README.ko.md", ROOT / "harness" / "sim" / "README.md"] + sorted(ROOT.glob("puzzles/*/README*.md"))
+    return ([ROOT / "README.md", ROOT / "README.ko.md", ROOT / "harness" / "sim" / "README.md",
+             ROOT / "harness" / "sim" / "README.ko.md"] + sorted(ROOT.glob("puzzles/*/README*.md"))
             + sorted(ROOT.glob("docs/*.md")))
 
 

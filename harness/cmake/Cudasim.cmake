@@ -1,7 +1,8 @@
 # cudasim_add_executable(NAME a.cu [b.cu c.cpp ...]): a CUDA program with its own main(), built
-# for the CPU simulator (harness/sim/README.md, "Running your own CUDA programs").
+# for the CPU simulator (harness/sim/README.md, "Running your own CUDA programs", has a complete
+# example project).
 #
-# In any CMake project:
+# In any CMake project (CMake 3.20 or newer, with C++ among the project's languages):
 #   include(/path/to/this/repository/harness/cmake/Cudasim.cmake)
 #   cudasim_add_executable(vector_add vector_add.cu)
 #   target_include_directories(vector_add PRIVATE common)   # also searched for included .cuh files
@@ -12,21 +13,38 @@
 # and linked with libcudasim. Other sources (.cpp) are compiled as they are, with the simulator's
 # headers (cuda_runtime.h, ...) on the include path. No CUDA toolkit header is ever used.
 #
-# Inside this repository the file also writes <build>/cudasim-toolchain.json: the compiler, flags
-# and libraries that `python3 scripts/puzzle.py sim` builds with, so that both agree.
+# The harness's own CMakeLists.txt includes this file too (this repository's build, or the
+# add_subdirectory below in another project's build); whichever copy runs in the harness's
+# directory writes <build>/cudasim-toolchain.json: the compiler, flags and libraries that
+# `python3 scripts/puzzle.py sim` builds with, so that both agree.
 
-cmake_minimum_required(VERSION 3.20)  # DEPFILE with Makefile generators
-# A cache variable: the function is called from other directories, which do not see this one's.
+cmake_minimum_required(VERSION 3.20)  # DEPFILE with Makefile generators, cmake_language(DEFER)
+get_property(_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+if(NOT "CXX" IN_LIST _languages)
+  message(FATAL_ERROR "cudasim: include Cudasim.cmake after a project() that enables C++, e.g. project(demo LANGUAGES CXX)")
+endif()
+# Cache variables: the function is called from other directories, which do not see this one's.
 get_filename_component(_harness ${CMAKE_CURRENT_LIST_DIR}/.. ABSOLUTE)
 set(_CUDASIM_HARNESS ${_harness} CACHE INTERNAL "")
 
 if(NOT TARGET cudasim)
-  # Outside this repository: build the simulator library from its sources.
+  # Outside this repository: build the simulator library from its sources. Its CMakeLists.txt
+  # includes this file again, which then finds the target and writes the toolchain file there.
   find_package(Threads REQUIRED)
   add_subdirectory(${_CUDASIM_HARNESS} ${CMAKE_BINARY_DIR}/cudasim EXCLUDE_FROM_ALL)
+  # The simulator's sources are C++17 whatever the including project asks for.
+  target_compile_features(cudasim PUBLIC cxx_std_17)
+  if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+    # A project without a build type compiles without optimisation: the simulator would run
+    # kernels several times slower. This repository's build uses RelWithDebInfo.
+    target_compile_options(cudasim PRIVATE -O2 -g)
+  endif()
 endif()
-if(NOT Python3_EXECUTABLE)
+if(NOT Python3_EXECUTABLE AND NOT _CUDASIM_PYTHON)
   find_package(Python3 REQUIRED COMPONENTS Interpreter)
+endif()
+if(Python3_EXECUTABLE)
+  set(_CUDASIM_PYTHON ${Python3_EXECUTABLE} CACHE INTERNAL "")
 endif()
 
 function(cudasim_add_executable name)
@@ -41,37 +59,74 @@ function(cudasim_add_executable name)
       list(APPEND plain ${abs})
     endif()
   endforeach()
+  # The include directories, as the translator needs them to follow `#include <kernel.cuh>`,
+  # without the mirrors of them that _cudasim_mirror_includes adds (the translator would translate
+  # its own output again).
+  string(REGEX REPLACE "([][+.*()^$?|\\\\])" "\\\\\\1" tree_re "${tree}")
+  string(REPLACE "," "$<COMMA>" tree_re "${tree_re}")
+  set(incs "$<FILTER:$<TARGET_PROPERTY:${name},INCLUDE_DIRECTORIES>,EXCLUDE,^${tree_re}/>")
   set(outs "")
-  # The include directories, as the translator needs them to follow `#include <kernel.cuh>`.
-  set(incs "$<TARGET_PROPERTY:${name},INCLUDE_DIRECTORIES>")
   foreach(abs IN LISTS cu)
     string(REGEX REPLACE "^/" "" mirrored ${abs})
     string(REPLACE ":" "" mirrored ${mirrored})
     set(out ${tree}/${mirrored}.cpp)
     string(MAKE_C_IDENTIFIER ${mirrored} id)
+    # The build log names the file as the user wrote it: relative to the project when inside it.
+    file(RELATIVE_PATH shown ${CMAKE_SOURCE_DIR} ${abs})
+    if(shown MATCHES "^\\.\\./")
+      set(shown ${abs})
+    endif()
     add_custom_command(
       OUTPUT ${out}
-      COMMAND ${Python3_EXECUTABLE} ${_CUDASIM_HARNESS}/sim/cu2cpp.py --tree ${tree} --depfile ${tree}/${id}.d
+      COMMAND ${_CUDASIM_PYTHON} ${_CUDASIM_HARNESS}/sim/cu2cpp.py --tree ${tree} --depfile ${tree}/${id}.d
               "$<$<BOOL:${incs}>:-I$<JOIN:${incs},;-I>>" ${abs}
       DEPENDS ${abs} ${_CUDASIM_HARNESS}/sim/cu2cpp.py
       DEPFILE ${tree}/${id}.d
-      COMMENT "cu2cpp ${src}"
+      COMMENT "cu2cpp ${shown} (translating for the CPU simulator)"
       COMMAND_EXPAND_LISTS
       VERBATIM)
-    set_source_files_properties(${out} PROPERTIES COMPILE_OPTIONS "-include;cudasim/runtime.h;${CUDASIM_INSTRUMENT_FLAGS}")
+    # -g: the simulator's reports name source lines through the debug info (addr2line); DWARF 4
+    # because binutils' addr2line misreads `#line`-mapped files in GCC 12's DWARF 5.
+    # CUDASIM_LEARNER_FILE: the simulator's control API and internal headers refuse to be included.
+    set_source_files_properties(${out} PROPERTIES COMPILE_OPTIONS
+                                "-include;cudasim/runtime.h;-DCUDASIM_LEARNER_FILE;-g;-gdwarf-4;${CUDASIM_INSTRUMENT_FLAGS}")
     list(APPEND outs ${out})
   endforeach()
   add_executable(${name} ${outs} ${plain})
   target_link_libraries(${name} PRIVATE cudasim)
   target_compile_features(${name} PRIVATE cxx_std_17)
   # A quoted include that is not next to the including file is looked up in the include
-  # directories: -iquote puts their translated mirrors first.
+  # directories: -iquote puts their translated mirrors first (those of linked libraries too).
   target_compile_options(${name} PRIVATE "$<$<BOOL:${incs}>:-iquote;${tree}$<JOIN:${incs},;-iquote;${tree}>>")
+  # An angle-bracket include is looked up in the -I directories only, in order, and compile
+  # options come after them on the command line: the mirrors must be include directories placed
+  # before the originals. The target's include directories are known only once the directory's
+  # CMakeLists.txt has run (target_include_directories usually follows this call).
+  cmake_language(EVAL CODE "cmake_language(DEFER CALL _cudasim_mirror_includes [[${name}]] [[${tree}]])")
+endfunction()
+
+# Puts tree/<dir> before every absolute include directory <dir> of the target.
+function(_cudasim_mirror_includes name tree)
+  get_target_property(dirs ${name} INCLUDE_DIRECTORIES)
+  set(mirrors "")
+  foreach(d IN LISTS dirs)
+    if(IS_ABSOLUTE "${d}" AND NOT d MATCHES "\\$<")
+      string(REGEX REPLACE "^/" "" m "${d}")
+      string(REPLACE ":" "" m "${m}")
+      list(APPEND mirrors ${tree}/${m})
+    endif()
+  endforeach()
+  if(mirrors)
+    target_include_directories(${name} BEFORE PRIVATE ${mirrors})
+  endif()
 endfunction()
 
 # The toolchain of `puzzle.py sim` (scripts/puzzlelib/sim_cmd.py), from the same facts as above.
-if(TARGET cudasim AND NOT CUDASIM_TOOLCHAIN_WRITTEN)
-  set(CUDASIM_TOOLCHAIN_WRITTEN ON)
+# Written once per build, from the harness's directory, where Boost::context is visible: a global
+# property, because this file runs in two directory scopes when another project includes it.
+get_property(_written GLOBAL PROPERTY CUDASIM_TOOLCHAIN_WRITTEN)
+if(TARGET cudasim AND NOT _written AND CMAKE_CURRENT_SOURCE_DIR STREQUAL _CUDASIM_HARNESS)
+  set_property(GLOBAL PROPERTY CUDASIM_TOOLCHAIN_WRITTEN ON)
   set(_libs "\"$<TARGET_FILE:cudasim>\"")
   get_target_property(_defs cudasim COMPILE_DEFINITIONS)
   if(TARGET Boost::context AND "CUDASIM_USE_BOOST_CONTEXT=1" IN_LIST _defs)

@@ -105,6 +105,8 @@ def missing_deps() -> List[Dep]:
         missing.append(Dep("CMake", apt="cmake"))
     if not have_cxx():
         missing.append(Dep("a C++ compiler", apt="g++"))
+    if not shutil.which("ninja"):
+        missing.append(Dep("Ninja (tests/python/test_cmake_route.py builds with it as well as with Make)", apt="ninja-build"))
     if not find_header("catch2/catch.hpp") and not cmake_finds("Catch2"):
         missing.append(Dep("Catch2 v2 (catch2/catch.hpp)", apt="catch2"))
     if not find_header("boost/context/detail/fcontext.hpp"):
