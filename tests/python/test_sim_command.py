@@ -5,6 +5,7 @@ Needs PUZZLES_BUILD_DIR (the command builds libcudasim there); skipped otherwise
 """
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -140,3 +141,65 @@ def test_help_lists_the_command():
     assert "sim" in r.output
     r = run_cli("sim", "--help")
     assert r.returncode == 0 and "-- program arguments" in r.stdout
+
+
+STRAY = PROGRAMS / "stray_pointers.cu"
+
+
+def stray_line(text):
+    """The line of stray_pointers.cu that holds `text` (the messages name them)."""
+    for number, line in enumerate(STRAY.read_text().splitlines(), 1):
+        if text in line:
+            return number
+    raise AssertionError(text)
+
+
+@pytest.mark.parametrize("checks", ["1", "0"], ids=["checker", "no-checker"])
+def test_stray_device_pointers_name_their_buffer_and_distance(build_dir, checks):
+    """Every buffer lives in one arena with gaps around it: a wild pointer far below `out`, a write
+    past the end of `out` (allocated before or after `a`) and a read of a released buffer are
+    reported with the buffer they strayed from, with the memory checker and through the fault
+    handler without it."""
+    env = {"PUZZLES_BUILD_DIR": str(build_dir), "CUDASIM_CHECKS": checks}
+    ok = run_cli("sim", STRAY, env=env, timeout=300)
+    assert ok.returncode == 0 and "Test PASSED" in ok.stdout, ok
+    lines = STRAY.read_text().splitlines()
+    out_lines = [i for i, line in enumerate(lines, 1) if line.strip() == "cudaMalloc(&out, bytes);"]
+    out_malloc = {"out": out_lines[0], "a": out_lines[1]}  # `out` first, then `a` first
+    checked = checks == "1"
+
+    r = run_cli("sim", STRAY, "--", "wild", env=env, timeout=300)
+    assert r.returncode == 4, r
+    if checked:
+        assert ("out-of-bounds write of device memory in kernel copy_with_base" in r.stderr
+                and "stray_pointers.cu:%d: out[-2000000] is outside the buffer, which has 1000 elements (valid "
+                    "indices 0 to 999): 8000000 bytes before its start; out is buffer #2 (1000 x float, cudaMalloc at "
+                    % stray_line("if (i < n) dst[i] = a[i];") in r.stderr), r
+    else:
+        # The first thread to fault is any of the launch's: its index is 2000000 minus its own.
+        assert re.search(r"crash in kernel copy_with_base .*: invalid access to element \[-\d+\] of buffer #2 \(1000 x float, "
+                         r"cudaMalloc at \S*stray_pointers\.cu:%d\), which has 1000 elements: out of bounds, \d+ bytes before "
+                         r"its start\." % out_malloc["a"], r.stderr), r
+    assert "stray_pointers.cu:%d" % out_malloc["a"] in r.stderr, r
+
+    for first in ("a", "out"):
+        r = run_cli("sim", STRAY, "--", "past", first, env=env, timeout=300)
+        assert r.returncode == 4, r
+        what = ("out[4000] is outside the buffer, which has 1000 elements (valid indices 0 to 999): 12000 bytes after its "
+                "end; out is buffer" if checked else
+                "invalid access to element [4000] of buffer")
+        assert what in r.stderr, r
+        assert "(1000 x float, cudaMalloc at %s:%d)" % (STRAY.relative_to(REPO), out_malloc[first]) in r.stderr, r
+        assert "stray_pointers.cu:%d" % stray_line("cudaMalloc(&a, bytes);") not in r.stderr, r
+
+    r = run_cli("sim", STRAY, "--", "free", env=env, timeout=300)
+    assert r.returncode == 4, r
+    freed = "(1000 x float, cudaMalloc at %s:%d), which cudaFree %sreleased at %s:%d" % (
+        STRAY.relative_to(REPO), stray_line("cudaMalloc(&src, bytes);"), "" if checked else "already ",
+        STRAY.relative_to(REPO), stray_line("if (std::strcmp(mode, \"free\") == 0) cudaFree(src);"))
+    assert freed in r.stderr, r
+    assert ("use after free: read of device memory in kernel gather" if checked else "(use after free)") in r.stderr, r
+
+
+def test_stray_pointers_program_is_real_cuda_for_nvcc(tmp_path):
+    test_program_is_real_cuda_for_nvcc(tmp_path, ["stray_pointers.cu"])

@@ -418,6 +418,106 @@ TEST_CASE("out-of-bounds write into the alignment slack after a buffer", "[diagn
   REQUIRE_THAT(e.message, Catch::Contains("if (i < n)"));
 }
 
+// ---- device memory: one arena, blame, distance, use after free ------------------------------
+// Every buffer lives in one reserved arena with an inaccessible gap around it as large as the
+// buffer: an index past either end stays in its own buffer's slot, and an address in the arena
+// outside every slot is blamed on the nearest buffer, with the distance in bytes.
+
+__global__ void scale_inclusive(const float* a, float* out, int n, int past) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = 2.0f * a[i];
+  if (i == n) out[i + past] = 0.0f;  // @arena-past  the bug: the bound lets one thread write past the end
+}
+
+__global__ void shift_far_down(const float* a, float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float* wild = out - 2000000;  // a wrong base: 2000000 floats (8000000 bytes) below `out`
+  if (i < n) wild[i] = a[i];    // @arena-wild
+}
+
+__global__ void read_through_table(float* const* table, float* out) {
+  out[threadIdx.x] = table[0][threadIdx.x];  // @arena-uaf
+}
+
+static std::vector<float> ramp(size_t n) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = float(i);
+  return v;
+}
+
+TEST_CASE("an out-of-bounds write past a buffer is blamed on that buffer, whichever was allocated first",
+          "[diagnostics][oob][arena]") {
+  for (bool out_first : {false, true}) {
+    for (int past : {0, 3000}) {  // out[1000] in the slack; out[4000], 12000 bytes past the end, in the gap
+      INFO("out allocated first: " << out_first << ", past: " << past);
+      float* a = nullptr;
+      float* out = nullptr;
+      if (out_first) {
+        REQUIRE(cudaMalloc(&out, 1000 * sizeof(float)) == cudaSuccess);
+        REQUIRE(cudaMalloc(&a, 1000 * sizeof(float)) == cudaSuccess);
+      } else {
+        REQUIRE(cudaMalloc(&a, 1000 * sizeof(float)) == cudaSuccess);
+        REQUIRE(cudaMalloc(&out, 1000 * sizeof(float)) == cudaSuccess);
+      }
+      REQUIRE(cudaMemcpy(a, ramp(1000).data(), 1000 * sizeof(float), cudaMemcpyHostToDevice) == cudaSuccess);
+      cudasim::KernelError e = kernel_error([&] { scale_inclusive<<<4, 256>>>(a, out, 1000, past); });
+      REQUIRE(kind(e) == "out-of-bounds");
+      REQUIRE(e.code == 4);
+      REQUIRE_THAT(e.message, Catch::StartsWith("out-of-bounds write of device memory in kernel scale_inclusive"));
+      REQUIRE_THAT(e.message, Catch::Contains("block 3, thread 232, at " + SITE("@arena-past") + ": out[" +
+                                              std::to_string(1000 + past) +
+                                              "] is outside the buffer, which has 1000 elements (valid indices 0 to 999)"));
+      if (past) REQUIRE_THAT(e.message, Catch::Contains("999): 12000 bytes after its end; out is buffer #"));
+      REQUIRE_THAT(e.message, !Catch::Contains("a["));
+      cudaFree(a);
+      cudaFree(out);
+    }
+  }
+}
+
+TEST_CASE("a wild pointer far below every buffer names the nearest buffer and the distance in bytes",
+          "[diagnostics][oob][arena]") {
+  Buf<float> a(ramp(1000));
+  Buf<float> out(1000);  // @arena-out
+  Buf<float> after(1000);
+  cudasim::KernelError e = kernel_error([&] { shift_far_down<<<4, 256>>>(a, out, 1000); });
+  REQUIRE(kind(e) == "out-of-bounds");
+  REQUIRE(e.code == 4);
+  REQUIRE_THAT(e.message, Catch::StartsWith("out-of-bounds write of device memory in kernel shift_far_down"));
+  REQUIRE_THAT(e.message, Catch::Contains("block 0, thread 0, at " + SITE("@arena-wild") +
+                                          ": out[-2000000] is outside the buffer, which has 1000 elements (valid indices 0 "
+                                          "to 999): 8000000 bytes before its start; out is buffer #"));
+  REQUIRE_THAT(e.message, Catch::Contains("(1000 x float, cudaMalloc at " + SITE("@arena-out") + ")"));
+  // The launch stopped before the store: `a` and `after` are intact.
+  REQUIRE(a.download() == ramp(1000));
+}
+
+TEST_CASE("a kernel that reads a released buffer is a use after free naming it", "[diagnostics][arena]") {
+  float* freed = nullptr;
+  REQUIRE(cudaMalloc(&freed, 64 * sizeof(float)) == cudaSuccess);  // @arena-freed
+  Buf<float*> table(std::vector<float*>{freed});
+  Buf<float> out(64);
+  REQUIRE(cudaFree(freed) == cudaSuccess);  // @arena-free  the bug: released before the kernel that reads it
+  cudasim::KernelError e = kernel_error([&] { read_through_table<<<1, 64>>>(table, out); });
+  REQUIRE(std::string(e.kind) == "error");
+  REQUIRE(e.code == 4);
+  REQUIRE(std::string(e.diagnosis) == "use_after_free");
+  REQUIRE_THAT(e.message, Catch::StartsWith("use after free: read of device memory in kernel read_through_table"));
+  REQUIRE_THAT(e.message, Catch::Contains("block 0, thread 0, at " + SITE("@arena-uaf") + ": element [0] of buffer #"));
+  REQUIRE_THAT(e.message, Catch::Contains("(64 x float, cudaMalloc at " + SITE("@arena-freed") +
+                                          "), which cudaFree released at " + SITE("@arena-free") + "."));
+}
+
+TEST_CASE("offsets into a buffer from an untyped cudaMalloc are counted in bytes", "[diagnostics][oob][arena]") {
+  int* a = nullptr;
+  REQUIRE(cudaMalloc(reinterpret_cast<void**>(&a), 5 * sizeof(int)) == cudaSuccess);  // the element type is not known
+  cudasim::KernelError e = kernel_error([&] { write_past_end<<<1, 8>>>(a, 5); });
+  REQUIRE(kind(e) == "out-of-bounds");
+  REQUIRE_THAT(e.message, Catch::Contains(SITE("@oob-write") + ": byte 20 of a is outside the buffer, which has 20 bytes "
+                                          "(valid offsets 0 to 19;"));
+  cudaFree(a);
+}
+
 // Off by one in a __shared__ array: thread 31 writes s[32]. The memory checker stops the write.
 // Without it: s is not the first array, so the write lands in the canary gap below `flags` and is
 // found when the block ends; past the first array the access would hit an inaccessible page at

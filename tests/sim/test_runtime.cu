@@ -61,6 +61,35 @@ TEST_CASE("cudaMalloc memory is not zeroed", "[runtime][memory]") {
   REQUIRE(d.download() == std::vector<unsigned>(4, 0xCDCDCDCDu));
 }
 
+// Device buffers share one reserved arena: freed slots are reused (after a quarantine that keeps
+// a use after free pointing at the released buffer), so a program that allocates and frees in a
+// loop neither runs out nor walks through the arena.
+TEST_CASE("cudaMalloc and cudaFree in a loop reuse the arena", "[runtime][memory][arena]") {
+  const size_t mb = size_t(1) << 20;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  int* keep = nullptr;  // a live buffer between the iterations: reuse must work around it
+  REQUIRE(cudaMalloc(&keep, 4096) == cudaSuccess);
+  for (int it = 0; it < 10000; ++it) {
+    int* p = nullptr;
+    cudaError_t e = cudaMalloc(&p, mb);
+    if (e != cudaSuccess) FAIL("cudaMalloc of 1 MB failed in iteration " << it);
+    lo = std::min(lo, reinterpret_cast<uintptr_t>(p));
+    hi = std::max(hi, reinterpret_cast<uintptr_t>(p));
+    if (it % 1000 == 0) {  // the memory works: a kernel writes it, the host reads it back
+      set_to<<<1, 256>>>(p, 256, it);
+      std::vector<int> h(256);
+      REQUIRE(cudaMemcpy(h.data(), p, 256 * sizeof(int), cudaMemcpyDeviceToHost) == cudaSuccess);
+      REQUIRE(h == std::vector<int>(256, it));
+    }
+    REQUIRE(cudaFree(p) == cudaSuccess);
+  }
+  // 10000 fresh slots of at least 1 MB and their gaps would span tens of GiB; reused ones stay
+  // within the quarantine's few GiB.
+  INFO("the loop's buffers spanned " << (hi - lo) / mb << " MB");
+  REQUIRE(hi - lo < (size_t(8) << 30));
+  REQUIRE(cudaFree(keep) == cudaSuccess);
+}
+
 TEST_CASE("launch configuration limits: the launch fails and the kernel does not run", "[runtime][launch]") {
   Buf<int> a(2048, 0);
   REQUIRE(cudaGetLastError() == cudaSuccess);

@@ -31,8 +31,14 @@ static inline uint32_t pc32(void* ra) {
 
 bool g_observed_launch = false;
 
-// The device buffer whose mapping (front canaries, data, slack, guard page) holds `a`, or null for
-// memory that is not device memory (the built-in variables, host or __device__ variables).
+// Where an arena address outside every live buffer's slot lands: no buffer (data and bytes 0), so
+// that the checker's bounds test fails for it and the report names the nearest or freed buffer.
+static DevShadow g_no_buffer{};
+
+// The device buffer whose slot (the gaps around it, front canaries, data, slack) holds `a`, so
+// that an out-of-bounds access is blamed on the buffer it strayed from; g_no_buffer for the rest of
+// the device memory arena; null for memory that is not device memory (the built-in variables, host
+// or __device__ variables).
 static inline DevShadow* device_region(uintptr_t a) {
   Checker& k = g_chk;
   DevShadow* d = k.mru;
@@ -41,17 +47,14 @@ static inline DevShadow* device_region(uintptr_t a) {
     d = k.mru;
   }
   if (d && a - d->map_lo < d->map_hi - d->map_lo) return d;
-  if (a - k.gap_lo < k.gap_hi - k.gap_lo) return nullptr;
-  // Below a buffer's start (a negative index) are its front canaries, above its end the slack.
+  if (a - g_arena_lo >= g_arena_len) return nullptr;
+  // The slots do not overlap and are sorted as their buffers are: the slot holding `a` is that of
+  // the first buffer after it (its front gap) or of the last one before it.
   d = nullptr;
   auto it = std::upper_bound(k.devs.begin(), k.devs.end(), a, [](uintptr_t x, const DevShadow* s) { return x < s->data; });
-  if (it != k.devs.begin() && a < (*(it - 1))->map_hi) d = *(it - 1);
-  else if (it != k.devs.end() && a >= (*it)->map_lo) d = *it;
-  if (!d) {
-    k.gap_lo = it == k.devs.begin() ? 0 : (*(it - 1))->map_hi;
-    k.gap_hi = it == k.devs.end() ? UINTPTR_MAX : (*it)->map_lo;
-    return nullptr;
-  }
+  if (it != k.devs.end() && a >= (*it)->map_lo) d = *it;
+  else if (it != k.devs.begin() && a < (*(it - 1))->map_hi) d = *(it - 1);
+  if (!d) return &g_no_buffer;
   k.mru2 = k.mru;
   k.mru = d;
   return d;

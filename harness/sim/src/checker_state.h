@@ -22,7 +22,7 @@ struct DevShadow {
   uintptr_t data;
   size_t bytes;
   int id;
-  uintptr_t map_lo, map_hi;  // the whole mapping: front canaries, data, slack, guard page
+  uintptr_t map_lo, map_hi;  // the buffer's slot in the arena: the gaps around it, front canaries, data, slack
   Cell* cells;
   size_t ncells;
 };
@@ -65,6 +65,7 @@ struct Where {  // a location, for reports
   std::string array;  // "temp", "out", ...
   long long index;
   size_t elem;
+  bool bytes = false;  // index counts bytes: a buffer from an untyped cudaMalloc (void**)
 };
 struct Finding {
   std::string key;
@@ -96,7 +97,6 @@ struct Checker {
   std::vector<DevShadow*> devs;  // sorted by data
   DevShadow* mru = nullptr;  // the two buffers used last: most kernels read one and write another
   DevShadow* mru2 = nullptr;
-  uintptr_t gap_lo = 0, gap_hi = 0;  // the last range found to hold no device buffer (built-ins, TLS...)
   std::vector<Finding> hazards, uninit;
   int total_hazards = 0, total_uninit = 0;
 };
@@ -125,6 +125,9 @@ __attribute__((noinline, cold)) void record_hazard(const Ctx& c, const Stamp& a,
 __attribute__((noinline, cold)) void record_uninit(const Ctx& c);
 // An access outside its array or buffer: ends the kernel with the report `what` completes.
 [[noreturn]] __attribute__((noinline, cold)) void out_of_bounds(Ctx& c, bool write, const std::string& what);
+// A device memory access at c.addr outside the buffer whose slot holds it, or outside every live
+// buffer (in the arena): out of bounds, named after the buffer and the distance, or a use after free.
+[[noreturn]] __attribute__((noinline, cold)) void device_out_of_bounds(Ctx& c, bool write);
 // The findings of the block run `run` that are still open end at the barrier at file:line (null: the block's end).
 void close_findings(uint32_t run, const char* file, int line);
 

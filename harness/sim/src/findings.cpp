@@ -54,7 +54,11 @@ Where describe(Worker& w, Space sp, uintptr_t a) {
     r.index = off >= 0 ? off / (long long)r.elem : -((-off + (long long)r.elem - 1) / (long long)r.elem);
     return r;
   }
+  // The buffer whose slot holds the address (a past-the-end or negative index stays in its own
+  // buffer's slot); in the arena outside every slot, the nearest buffer.
   const Alloc* al = find_alloc_any(reinterpret_cast<void*>(a));
+  if (!al && a - g_arena_lo < g_arena_len) al = nearest_alloc(a);
+  r.bytes = al && alloc_untyped(*al);
   size_t elem = al && al->elem ? al->elem : 1;
   const ArgName* arg = nullptr;
   // The parameter that points closest below the address into the same buffer; below every
@@ -73,7 +77,9 @@ Where describe(Worker& w, Space sp, uintptr_t a) {
   return r;
 }
 
+// "partials[3]"; in a buffer of unknown element type, "byte 12 of partials".
 std::string where_str(const Where& x) {
+  if (x.bytes) return strf("byte %lld of %s", x.index, x.array.c_str());
   return strf("%s[%lld]", x.array.c_str(), x.index);
 }
 
@@ -299,6 +305,49 @@ std::string check_launch_end(Grid& g, Diagnosis* d) {
   }
   if (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
+}
+
+void device_out_of_bounds(Ctx& c, bool write) {
+  const uintptr_t a = c.addr;
+  const Alloc* al = find_alloc_any(reinterpret_cast<void*>(a));
+  if (!al) {
+    if (const Alloc* f = freed_alloc(a)) {
+      std::string site = site_of(c.s.pc);
+      long long off = (long long)a - (long long)f->data;
+      std::string at = alloc_untyped(*f) || off < 0 || off % (long long)f->elem
+                           ? strf("byte %lld", off)
+                           : strf("element [%lld]", off / (long long)f->elem);
+      thread_fault_ext(*c.w, *c.t, Kind::use_after_free,
+                       strf("use after free: %s of device memory in %s, block %s, thread %s, at %s: %s of %s, which cudaFree "
+                            "released at %s.\n  Call cudaFree only after the last kernel that uses the buffer, and do not use "
+                            "a pointer into it afterwards.",
+                            write ? "write" : "read", kernel_str(c.w->grid->site).c_str(),
+                            dim_str(c.w->block.bid, c.w->block.gdim).c_str(), dim_str(c.t->view.tid, c.w->block.bdim).c_str(),
+                            site.c_str(), at.c_str(), alloc_str(*f).c_str(), where(f->free_file, f->free_line).c_str()),
+                       site);
+    }
+  }
+  const bool nearest = !al;
+  if (!al) al = nearest_alloc(a);
+  if (!al)
+    out_of_bounds(c, write, strf("the address %p is device memory, but no buffer is allocated", reinterpret_cast<void*>(a)));
+  Where x = describe(*c.w, Space::Device, a);
+  std::string what;
+  if (x.bytes)
+    what = strf("%s is outside the buffer, which has %zu byte%s (valid offsets 0 to %lld; it came from an untyped cudaMalloc, so "
+                "offsets are in bytes)", where_str(x).c_str(), al->bytes, al->bytes == 1 ? "" : "s", (long long)al->bytes - 1);
+  else {
+    size_t count = al->bytes / x.elem;
+    what = strf("%s is outside the buffer, which has %zu element%s (valid indices 0 to %lld)", where_str(x).c_str(), count,
+                count == 1 ? "" : "s", (long long)count - 1);
+  }
+  // Beyond the buffer's own pages, the index alone hides how far: say it in bytes, and which buffer.
+  std::string far = alloc_distance(*al, a);
+  if (!far.empty())
+    what += strf(": %s; %s is %s%s", far.c_str(), x.array.compare(0, 8, "buffer #") == 0 ? "it" : x.array.c_str(),
+                 alloc_str(*al).c_str(),
+                 nearest ? ", the nearest buffer (no buffer is at that address)" : "");
+  out_of_bounds(c, write, what);
 }
 
 void out_of_bounds(Ctx& c, bool write, const std::string& what) {

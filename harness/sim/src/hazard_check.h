@@ -129,13 +129,7 @@ inline __attribute__((always_inline)) void MemoryChecker::access(const AccessEve
     c.addr = a;
     c.s.pc = e.pc;
     c.s.thread = uint16_t(t.linear);
-    if (a < d->data || a + size > d->data + d->bytes) {
-      Where x = describe(*w, Space::Device, a);
-      size_t count = d->bytes / x.elem;
-      out_of_bounds(c, write,
-                    strf("%s is outside the buffer, which has %zu element%s (valid indices 0 to %lld)", where_str(x).c_str(),
-                         count, count == 1 ? "" : "s", (long long)count - 1));
-    }
+    if (a < d->data || a + size > d->data + d->bytes) device_out_of_bounds(c, write);
   }
   c.w = w;
   c.t = &t;

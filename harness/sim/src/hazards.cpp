@@ -29,7 +29,6 @@ void MemoryChecker::launch_begin(const LaunchBegin& e) {
     c.devs.clear();
     for (auto& kv : g_dev) c.devs.push_back(&kv.second);
     c.mru = c.mru2 = c.devs.empty() ? nullptr : c.devs.front();
-    c.gap_lo = c.gap_hi = 0;
   }
   if (!c.active) return;
   c.grid = &g;

@@ -224,10 +224,12 @@ void worker_threads_init();
 uint64_t fiber_switch_count();
 uint64_t threads_run_count();
 
-// Memory (memory.cpp).
+// Memory (memory.cpp). Every device buffer lives in one reserved arena, in a slot of its own:
+// an inaccessible gap, the pages that hold the buffer (front canaries, data, slack canaries), and
+// another gap. Everything in the arena outside the live buffers' pages is inaccessible.
 struct Alloc {
   int id;
-  uintptr_t map_base;
+  uintptr_t map_base;  // the buffer's accessible pages: front canaries, data, slack
   size_t map_len;
   uintptr_t data;
   size_t bytes;
@@ -235,11 +237,30 @@ struct Alloc {
   const char* type;
   const char* file;
   int line;
+  uintptr_t slot_lo = 0;  // the slot: the gap before, the pages, the gap after
+  uintptr_t slot_hi = 0;
+  const char* free_file = nullptr;  // where cudaFree released it (freed buffers)
+  int free_line = 0;
 };
+// The arena's range (0 and 0 until the first allocation reserves it): device code that touches
+// it outside every live buffer is out of bounds or a use after free.
+extern uintptr_t g_arena_lo;
+extern uintptr_t g_arena_len;
 // The live allocation containing [p, p + len), or null.
 const Alloc* find_alloc(const void* p, size_t len = 1);
-// The live allocation whose mapping (front canaries, data, slack) contains p, or null.
+// The live allocation whose slot (gaps, canaries, data, slack) contains p, or null: the buffer an
+// access there is blamed on.
 const Alloc* find_alloc_any(const void* p);
+// The live allocation whose bytes are nearest to p, or null when none is live.
+const Alloc* nearest_alloc(uintptr_t p);
+// A freed allocation whose pages held p (and that no later allocation reused), or null.
+const Alloc* freed_alloc(uintptr_t p);
+// Whether the buffer came from an untyped cudaMalloc (void**): its element size is unknown, so
+// offsets into it are counted in bytes.
+inline bool alloc_untyped(const Alloc& a) { return a.elem <= 1 && !a.type; }
+// For an address outside a's pages: "8000000 bytes before its start" or "12 bytes after its end";
+// "" for an address in its pages (canaries and slack), where the index says enough.
+std::string alloc_distance(const Alloc& a, uintptr_t p);
 std::string alloc_str(const Alloc& a);
 // For a faulting address: a description of what it hits (guard page, freed buffer...), or "".
 // *kind, when given, becomes out_of_bounds or use_after_free for an address the description names.

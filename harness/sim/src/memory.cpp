@@ -1,10 +1,12 @@
-// Device memory: every cudaMalloc gets its own mapping whose end touches an inaccessible guard
-// page, with canary bytes in the alignment slack, so out-of-bounds accesses fault or are found
-// after the launch. Also the memory half of the runtime API.
+// Device memory: one reserved arena holds every cudaMalloc buffer, each in a slot of its own
+// (an inaccessible gap, the buffer's pages with canary bytes in the alignment slack, another gap),
+// so that an out-of-bounds access faults or is found after the launch, and names the buffer it
+// strayed from. Also the memory half of the runtime API.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <set>
 
@@ -24,8 +26,8 @@ static constexpr unsigned char kUninit = 0xCD;
 namespace {
 struct Registry {
   std::mutex mu;
-  std::map<uintptr_t, Alloc> live;  // by data address
-  std::vector<Alloc> freed;         // for "use after free" messages (address ranges only)
+  std::map<uintptr_t, Alloc> live;   // by data address
+  std::map<uintptr_t, Alloc> freed;  // by slot start, until a later allocation reuses the slot: "use after free"
   int next_id = 1;
 };
 Registry& reg() {
@@ -64,11 +66,40 @@ const Alloc* find_alloc_any(const void* p) {
   Registry& r = reg();
   uintptr_t a = reinterpret_cast<uintptr_t>(p);
   auto it = r.live.upper_bound(a);
-  if (it != r.live.end() && a >= it->second.map_base) return &it->second;  // the front canaries of the next buffer
+  if (it != r.live.end() && a >= it->second.slot_lo) return &it->second;  // the gap before the next buffer
   if (it == r.live.begin()) return nullptr;
   --it;
   const Alloc& al = it->second;
-  return a >= al.map_base && a < al.map_base + al.map_len ? &al : nullptr;
+  return a < al.slot_hi ? &al : nullptr;
+}
+
+const Alloc* nearest_alloc(uintptr_t a) {
+  Registry& r = reg();
+  auto it = r.live.upper_bound(a);
+  const Alloc* above = it != r.live.end() ? &it->second : nullptr;
+  const Alloc* below = it != r.live.begin() ? &std::prev(it)->second : nullptr;
+  if (!below) return above;
+  uintptr_t end = below->data + std::max<size_t>(below->bytes, 1);
+  uintptr_t d_below = a >= end ? a - end : 0;
+  return above && above->data - a < d_below ? above : below;
+}
+
+const Alloc* freed_alloc(uintptr_t a) {
+  Registry& r = reg();
+  auto it = r.freed.upper_bound(a);
+  if (it == r.freed.begin()) return nullptr;
+  const Alloc& f = std::prev(it)->second;
+  return a >= f.map_base && a < f.map_base + f.map_len ? &f : nullptr;
+}
+
+std::string alloc_distance(const Alloc& a, uintptr_t p) {
+  if (p >= a.map_base && p < a.map_base + a.map_len) return "";
+  if (p < a.data) {
+    unsigned long long d = a.data - p;
+    return strf("%llu byte%s before its start", d, d == 1 ? "" : "s");
+  }
+  unsigned long long d = p - (a.data + a.bytes);
+  return strf("%llu byte%s after its end", d, d == 1 ? "" : "s");
 }
 
 std::string alloc_str(const Alloc& a) {
@@ -78,25 +109,40 @@ std::string alloc_str(const Alloc& a) {
   return strf("buffer #%d (%zu bytes, cudaMalloc at %s)", a.id, a.bytes, where(a.file, a.line).c_str());
 }
 
+// Called from the crash handler too: takes no lock (the faulting thread may be in the runtime).
 std::string describe_address(uintptr_t addr, Kind* kind) {
-  Registry& r = reg();
-  for (auto& kv : r.live) {
-    const Alloc& a = kv.second;
-    if (addr >= a.map_base && addr < a.map_base + a.map_len) {
-      long long off = (long long)addr - (long long)a.data;
-      size_t elem = a.elem ? a.elem : 1;
-      size_t count = a.bytes / elem;
-      if (kind) *kind = Kind::out_of_bounds;
-      return strf("element [%lld] of %s, which has %zu element%s: out of bounds", off >= 0 ? off / (long long)elem : -((-off + (long long)elem - 1) / (long long)elem),
-                  alloc_str(a).c_str(), count, count == 1 ? "" : "s");
-    }
-  }
-  for (const Alloc& a : r.freed)
-    if (addr >= a.map_base && addr < a.map_base + a.map_len) {
+  if (addr - g_arena_lo >= g_arena_len) return "";  // not device memory
+  const Alloc* a = find_alloc_any(reinterpret_cast<void*>(addr));
+  bool nearest = false;
+  if (!a) {
+    if (const Alloc* f = freed_alloc(addr)) {
       if (kind) *kind = Kind::use_after_free;
-      return strf("%s, which was already released by cudaFree (use after free)", alloc_str(a).c_str());
+      long long off = (long long)addr - (long long)f->data;
+      std::string at = alloc_untyped(*f) || off < 0 || off % (long long)f->elem ? strf("byte %lld", off)
+                                                                                 : strf("element [%lld]", off / (long long)f->elem);
+      return strf("%s of %s, which cudaFree already released at %s (use after free)", at.c_str(), alloc_str(*f).c_str(),
+                  where(f->free_file, f->free_line).c_str());
     }
-  return "";
+    a = nearest_alloc(addr);
+    nearest = true;
+  }
+  if (kind) *kind = Kind::out_of_bounds;
+  if (!a) return strf("address %p of device memory, where no buffer is allocated: out of bounds", reinterpret_cast<void*>(addr));
+  long long off = (long long)addr - (long long)a->data;
+  std::string s;
+  if (alloc_untyped(*a)) {
+    s = strf("byte %lld of %s, which has %zu byte%s: out of bounds", off, alloc_str(*a).c_str(), a->bytes, a->bytes == 1 ? "" : "s");
+  } else {
+    size_t elem = a->elem ? a->elem : 1;
+    size_t count = a->bytes / elem;
+    s = strf("element [%lld] of %s, which has %zu element%s: out of bounds",
+             off >= 0 ? off / (long long)elem : -((-off + (long long)elem - 1) / (long long)elem), alloc_str(*a).c_str(), count,
+             count == 1 ? "" : "s");
+  }
+  std::string d = alloc_distance(*a, addr);
+  if (!d.empty()) s += ", " + d;
+  if (nearest) s += " (no buffer is there; this is the nearest one)";
+  return s;
 }
 
 // Managed buffers (cudaMallocManaged), by data address: host code may touch them, so they are
@@ -122,9 +168,7 @@ void managed_before_launch() {
 
 static void protect(const Alloc& a, bool on) {
   if (managed().count(a.data)) return;
-  size_t pg = page_size();
-  uintptr_t guard = a.map_base + a.map_len - pg;
-  mprotect(reinterpret_cast<void*>(a.map_base), guard - a.map_base, on ? PROT_READ | PROT_WRITE : PROT_NONE);
+  mprotect(reinterpret_cast<void*>(a.map_base), a.map_len, on ? PROT_READ | PROT_WRITE : PROT_NONE);
 }
 
 static int g_access_depth = 0;  // host thread only
@@ -143,29 +187,157 @@ struct Access {  // device memory readable and writable for the scope
 };
 }  // namespace
 
+// ---- the arena ------------------------------------------------------------------------------------
+// One reservation (PROT_NONE, no swap reserved) for every device buffer, made at the first
+// allocation. Slots are placed in its middle half, so that a wild offset from any buffer, up or
+// down, still lands inside it: device code that touches the arena outside the live buffers' pages
+// faults (the checker reports it first), and the report names the nearest buffer.
+uintptr_t g_arena_lo = 0;
+uintptr_t g_arena_len = 0;
+
+namespace {
+struct Arena {
+  uintptr_t area_lo = 0, area_hi = 0;  // where slots go
+  uintptr_t bump = 0;                  // below it, slots have been handed out at least once
+  std::map<uintptr_t, size_t> free_ranges;                // reusable, by start, coalesced
+  std::deque<std::pair<uintptr_t, size_t>> quarantine;  // freed slots not reused yet, oldest first
+  size_t quarantined = 0;
+};
+Arena& arena() {
+  static Arena* a = new Arena();
+  return *a;
+}
+}  // namespace
+
+// A gap as large as the buffer itself (up to kGapCap) keeps a past-the-end or negative index
+// nearer its own buffer than any other; while the arena is less than half used, gaps are at
+// least kGapFloor, so that a pointer offset by a few million elements stays in its buffer's slot.
+static constexpr size_t kGapFloor = size_t(32) << 20;
+static constexpr size_t kGapCap = size_t(1) << 30;
+// Freed slots wait this long (in bytes of slots freed after them) before they are reused, so that
+// a use after free finds the released buffer rather than a new one.
+static constexpr size_t kQuarantine = size_t(1) << 30;
+
+static bool arena_reserve() {
+  if (g_arena_len) return true;
+  for (size_t gib : {1024, 256, 64, 16}) {
+    size_t len = gib << 30;
+    void* m = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) continue;
+    Arena& A = arena();
+    A.area_lo = reinterpret_cast<uintptr_t>(m) + len / 4;
+    A.area_hi = A.area_lo + len / 2;
+    A.bump = A.area_lo;
+    g_arena_lo = reinterpret_cast<uintptr_t>(m);
+    g_arena_len = len;
+    return true;
+  }
+  return false;
+}
+
+static size_t gap_for(size_t pages_len) {
+  Arena& A = arena();
+  size_t floor = A.bump - A.area_lo < (A.area_hi - A.area_lo) / 2 ? kGapFloor : page_size();
+  return std::min(std::max(pages_len, floor), kGapCap);
+}
+
+static void add_free_range(uintptr_t lo, size_t len) {
+  auto& f = arena().free_ranges;
+  auto next = f.lower_bound(lo);
+  if (next != f.end() && lo + len == next->first) {
+    len += next->second;
+    next = f.erase(next);
+  }
+  if (next != f.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == lo) {
+      prev->second += len;
+      return;
+    }
+  }
+  f.emplace(lo, len);
+}
+
+static void release_oldest() {
+  Arena& A = arena();
+  auto q = A.quarantine.front();
+  A.quarantine.pop_front();
+  A.quarantined -= q.second;
+  add_free_range(q.first, q.second);
+}
+
+// A slot of len bytes: the lowest reusable range that fits, else fresh space; 0 when the arena is full.
+static uintptr_t place_slot(size_t len) {
+  Arena& A = arena();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    for (auto it = A.free_ranges.begin(); it != A.free_ranges.end(); ++it)
+      if (it->second >= len) {
+        uintptr_t lo = it->first;
+        size_t rest = it->second - len;
+        A.free_ranges.erase(it);
+        if (rest) A.free_ranges.emplace(lo + len, rest);
+        return lo;
+      }
+    if (A.area_hi - A.bump >= len) {
+      uintptr_t lo = A.bump;
+      A.bump += len;
+      return lo;
+    }
+    while (!A.quarantine.empty()) release_oldest();  // full: every freed slot becomes reusable
+  }
+  return 0;
+}
+
+static void free_slot(const Alloc& a) {
+  // Fresh inaccessible pages in place of the buffer's: its memory goes back to the system.
+  mmap(reinterpret_cast<void*>(a.map_base), a.map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+  Arena& A = arena();
+  A.quarantine.emplace_back(a.slot_lo, a.slot_hi - a.slot_lo);
+  A.quarantined += a.slot_hi - a.slot_lo;
+  while (A.quarantined > kQuarantine) release_oldest();
+}
+
 cudaError_t malloc_typed(void** p, size_t bytes, size_t elem, const char* type, const char* file, int line) {
   if (!p) return api_error(cudaErrorInvalidValue, file, line, "cudaMalloc was given a null pointer to store the address in");
   size_t pg = page_size();
   size_t padded = padded_size(bytes);
-  size_t data_pages = (padded + pg - 1) / pg;
-  size_t map_len = (data_pages + 1) * pg;
-  void* m = mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m == MAP_FAILED) {
+  if (padded < bytes) padded = SIZE_MAX;  // (rounding wrapped around: refused below)
+  size_t pages_len = padded == SIZE_MAX ? SIZE_MAX : (padded + pg - 1) / pg * pg;
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  uintptr_t slot = 0;
+  size_t gap = 0;
+  if (pages_len <= (size_t(1) << 46) && arena_reserve()) {
+    gap = gap_for(pages_len);
+    slot = place_slot(gap + pages_len + gap);
+  }
+  if (!slot) {
     *p = nullptr;
     return api_error(cudaErrorMemoryAllocation, file, line, strf("cudaMalloc of %zu bytes failed: out of memory", bytes));
   }
-  uintptr_t base = reinterpret_cast<uintptr_t>(m);
-  uintptr_t guard = base + data_pages * pg;
-  mprotect(reinterpret_cast<void*>(guard), pg, PROT_NONE);
-  uintptr_t data = guard - padded;
+  uintptr_t base = slot + gap;
+  if (mprotect(reinterpret_cast<void*>(base), pages_len, PROT_READ | PROT_WRITE) != 0) {
+    add_free_range(slot, gap + pages_len + gap);
+    *p = nullptr;
+    return api_error(cudaErrorMemoryAllocation, file, line, strf("cudaMalloc of %zu bytes failed: out of memory", bytes));
+  }
+  // The buffer ends where its pages end: an access past the slack faults at once.
+  uintptr_t data = base + pages_len - padded;
   std::memset(reinterpret_cast<void*>(base), kCanary, data - base);
   std::memset(reinterpret_cast<void*>(data), kUninit, bytes);  // cudaMalloc memory is not zeroed
   std::memset(reinterpret_cast<void*>(data + bytes), kCanary, padded - bytes);
-  Registry& r = reg();
-  std::lock_guard<std::mutex> lock(r.mu);
-  Alloc a{r.next_id++, base, map_len, data, bytes, elem, type, file, line};
+  // A released buffer whose slot this one reuses is no longer what an access there hits.
+  uintptr_t slot_hi = base + pages_len + gap;
+  for (auto it = r.freed.lower_bound(slot); it != r.freed.end() && it->first < slot_hi;) it = r.freed.erase(it);
+  if (!r.freed.empty()) {
+    auto it = r.freed.lower_bound(slot);
+    if (it != r.freed.begin() && std::prev(it)->second.slot_hi > slot) r.freed.erase(std::prev(it));
+  }
+  Alloc a{r.next_id++, base, pages_len, data, bytes, elem, type, file, line};
+  a.slot_lo = slot;
+  a.slot_hi = slot_hi;
   r.live[data] = a;
-  shadow_alloc(data, bytes, a.id, base, base + map_len);
+  shadow_alloc(data, bytes, a.id, a.slot_lo, a.slot_hi);
   if (g_access_depth == 0) protect(a, false);
   *p = reinterpret_cast<void*>(data);
   return cudaSuccess;
@@ -261,6 +433,7 @@ std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* nam
     if (x == y) continue;
     const Alloc& al = *a.parts[i].first;
     size_t elem = al.elem ? al.elem : 1, count = x.size() / elem, differ = 0;
+    const bool untyped = al.id != 0 && alloc_untyped(al);  // (void**) cudaMalloc: counted in bytes
     std::string first;
     for (size_t e = 0; e < count; ++e) {
       if (std::memcmp(&x[e * elem], &y[e * elem], elem) == 0) continue;
@@ -271,10 +444,11 @@ std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* nam
         continue;
       }
       if (++differ <= 5)
-        first += strf("      [%zu] %s: %s   %s: %s\n", e, name_a, element_str(al, &x[e * elem]).c_str(), name_b,
-                      element_str(al, &y[e * elem]).c_str());
+        first += strf("      %s%zu%s %s: %s   %s: %s\n", untyped ? "byte " : "[", e, untyped ? ":" : "]", name_a,
+                      element_str(al, &x[e * elem]).c_str(), name_b, element_str(al, &y[e * elem]).c_str());
     }
-    if (differ) out += strf("    %s: %zu of %zu elements differ\n%s", alloc_str(al).c_str(), differ, count, first.c_str());
+    if (differ)
+      out += strf("    %s: %zu of %zu %s differ\n%s", alloc_str(al).c_str(), differ, count, untyped ? "bytes" : "elements", first.c_str());
   }
   return out;
 }
@@ -298,8 +472,10 @@ cudaError_t cudaFree(void* p, const char* file, int line) {
   r.live.erase(it);
   managed().erase(a.data);
   shadow_free(a.data);
-  munmap(reinterpret_cast<void*>(a.map_base), a.map_len);
-  r.freed.push_back(a);
+  free_slot(a);
+  a.free_file = file;
+  a.free_line = line;
+  r.freed[a.slot_lo] = a;
   return cudaSuccess;
 }
 
