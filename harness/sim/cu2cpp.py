@@ -20,6 +20,13 @@ points diagnostics at the original file):
 * ``clock()`` becomes ``cudasim_clock()``: in device code it counts the thread's own work, the
   same under every thread order (host code still gets the C library's clock()).
 * Each launch passes the kernel's parameter names, so that reports say ``out[3]``, not "buffer #2".
+* The body of every ``__global__`` and ``__device__`` function (and ``__device__`` lambda) is
+  bracketed by ``#define __CUDA_ARCH__ 900`` and ``#undef __CUDA_ARCH__`` (the simulated device is
+  sm_90), each followed by a ``#line`` directive so that numbering stays the original's. nvcc
+  compiles a file twice, once for the device with ``__CUDA_ARCH__`` set and once for the host
+  without it; g++ compiles it once, so device code sees the macro only inside those bodies. Host
+  code, namespace-scope ``#if`` blocks and ``__host__ __device__`` functions (compiled once for both
+  callers) see the host pass: ``__CUDA_ARCH__`` undefined (see device_function_bodies).
 
 A whole program (`--tree`, used by `puzzle.py sim` and harness/cmake/Cudasim.cmake) also gets
 every file it includes translated into a mirror tree; see translate_tree.
@@ -405,6 +412,119 @@ def find_device_vars(code):
     return edits
 
 
+CUDA_ARCH = 900  # the simulated device: cudaGetDeviceProperties reports sm_90 (launch.cpp)
+QUALIFIERS = {"__device__", "__host__", "__global__", "__forceinline__", "__noinline__", "inline", "static",
+              "constexpr", "extern", "__inline__"}
+QUALIFIER_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n]*?)[ \t]*$", re.M)
+
+
+def qualifier_macros(src):
+    """{NAME: "__host__ __device__"} for object-like macros made only of function qualifiers
+    (`#define HD __host__ __device__`), so that `HD float f()` is judged like its expansion."""
+    out = {}
+    for m in QUALIFIER_MACRO.finditer(src):
+        words = m.group(2).split()
+        if words and all(w in QUALIFIERS for w in words) and {"__device__", "__global__", "__host__"} & set(words):
+            out.setdefault(m.group(1), " ".join(words))
+    return out
+
+
+def is_device_function_head(head, macros):
+    """Whether `head {` opens the body of a function that only the device runs: `__global__` or
+    `__device__` without `__host__` (a `__host__ __device__` function is compiled once, for host
+    and device callers alike: it gets the host pass), or a `[...] __device__` lambda."""
+    head = strip_template_params(head)
+    for name, expansion in macros.items():
+        head = re.sub(r"\b%s\b" % name, expansion, head)
+    if re.search(r"\b__host__\b", head):
+        return False
+    if re.search(r"\]\s*__device__\b", head):
+        return True  # an extended lambda: [=] __device__ (int i) { ... }
+    if not re.search(r"\b(__global__|__device__)\b", head) or "(" not in head:
+        return False
+    # A variable (`__device__ int v = f(2);`, `__device__ T t{...}`), not a function: `=` outside
+    # parentheses that is not part of an operator's name or a comparison.
+    bare = re.sub(r"\boperator\s*(?:\(\)|[^\s(]+)", "operator", head)
+    depth = 0
+    for i, ch in enumerate(bare):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "=" and depth == 0 and bare[i + 1:i + 2] != "=" and bare[i - 1:i] not in "=!<>":
+            return False
+    return True
+
+
+def matching_brace(code, open_at):
+    depth = 0
+    for j in range(open_at, len(code)):
+        if code[j] == "{":
+            depth += 1
+        elif code[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return j
+    return -1
+
+
+def has_init_list(head):
+    """`S(int x) : a(x), b`: a constructor's member initializers so far (a single `:` outside
+    parentheses; access labels such as `public:` are not one)."""
+    head = re.sub(r"\b(?:public|private|protected)\s*:(?!:)", " ", strip_template_params(head))
+    depth = 0
+    for i, ch in enumerate(head):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == ":" and depth == 0 and head[i - 1:i] != ":" and head[i + 1:i + 2] != ":":
+            return True
+    return False
+
+
+def device_function_bodies(code, macros):
+    """(open, close) offsets of the braces of every device-only function body (see
+    is_device_function_head), outermost only."""
+    bodies = []
+    i, n, stmt = 0, len(code), 0
+    while i < n:
+        ch = code[i]
+        if ch in ";}":
+            stmt = i + 1
+        elif ch == "{":
+            head = code[stmt:i]
+            if is_device_function_head(head, macros):
+                if has_init_list(head) and re.search(r"[\w>]\s*$", head):
+                    # `S() : a{1}, b{2} {`: a member initializer's braces, not the body yet.
+                    close = matching_brace(code, i)
+                    if close < 0:
+                        return bodies
+                    i = close + 1
+                    continue
+                close = matching_brace(code, i)
+                if close < 0:
+                    return bodies
+                bodies.append((i, close))
+                i = stmt = close + 1
+                continue
+            stmt = i + 1
+        i += 1
+    return bodies
+
+
+def find_device_bodies(src, code, path):
+    """Edits that define __CUDA_ARCH__ inside device-only function bodies; a `#line` after each
+    directive gives the rest of the line its original number (see the module's docstring)."""
+    line_path = os.path.abspath(path).replace("\\", "/")
+    edits = []
+    for open_at, close in device_function_bodies(code, qualifier_macros(src)):
+        for at, directive in ((open_at, "#define __CUDA_ARCH__ %d" % CUDA_ARCH), (close, "#undef __CUDA_ARCH__")):
+            line = src.count("\n", 0, at) + 1
+            edits.append(Edit(at + 1, at + 1, '\n%s\n#line %d "%s"\n' % (directive, line, line_path)))
+    return edits
+
+
 def find_printf(code):
     # Also std::printf and ::printf (the qualifier goes too: cudasim_printf is a global function).
     pattern = r"(?<![\w.:>])((?:::\s*)?(?:std\s*::\s*)?printf)\s*\("
@@ -418,7 +538,9 @@ def find_clock(code):
 def translate(src, path, program=None):
     code = mask_comments_and_strings(src)
     edits = find_launches(src, code, program) + find_shared(src, code) + find_printf(code) + find_clock(code) + find_device_vars(code)
-    edits.sort(key=lambda e: e.start)
+    edits += find_device_bodies(src, code, path)
+    # An insertion goes before a replacement that starts at the same offset (`{__shared__ ...`).
+    edits.sort(key=lambda e: (e.start, e.end > e.start))
     out, pos = [], 0
     for e in edits:
         if e.start < pos:

@@ -53,6 +53,18 @@ UNDECLARED = re.compile(r"[\'‘`\"](?P<name>[A-Za-z_][\w:]*)[\'’`\"] (?:was n
                         r"|use of undeclared identifier [\'‘`\"](?P<clang>[A-Za-z_][\w:]*)"
                         r"|(?P<header>cooperative_groups(?:\.h|/\w+\.h)?): No such file")
 CUDA_LOOKING = re.compile(r"^(cuda[A-Z]\w*|__\w+_sync|atomic[A-Z]\w*)$")
+# Libraries built on CUDA that the simulator does not have: a missing header (`thrust/sort.h: No
+# such file`), or the simulator's own cub/cub.cuh #error.
+MISSING_LIBRARY = re.compile(r"\b(?P<lib>thrust|cub)/[\w./]+: No such file|(?P<cub_error>cudasim: CUB is not available)")
+LIBRARY_ADVICE = {
+    "thrust": "Thrust (<thrust/...>) is not supported by the CPU simulator: write the kernel yourself (for a sum or a "
+              "scan, a reduction as in puzzles/p12 or a scan as in puzzles/p14), and do the host's share with the C++ "
+              "standard library (std::sort, std::accumulate, std::inclusive_scan from <algorithm> and <numeric>). "
+              "On a GPU, nvcc builds the Thrust code unchanged.",
+    "cub": "CUB (<cub/...>) is not supported by the CPU simulator: write the warp or block collective with __shfl_*_sync "
+           "and shared memory, or use cooperative groups (cg::reduce, cg::inclusive_scan from <cooperative_groups/reduce.h>), "
+           "which the simulator has. On a GPU, nvcc builds the CUB code unchanged.",
+}
 
 CMAKE_MISSING = """\
 CMake is not installed (the `cmake` command was not found). Install it, then run the same command again:
@@ -424,9 +436,15 @@ def build_failure_summary(text: str, root: Path, source: Optional[str], target: 
 
 def unsupported_cuda_advice(text: str) -> List[str]:
     """'__match_any_sync is not supported by the CPU simulator; use __ballot_sync.' for each CUDA
-    name the compiler could not find, in order of first appearance."""
+    name the compiler could not find, in order of first appearance, after what to use instead of
+    Thrust or CUB when the file includes them."""
     advice = []  # type: List[str]
     seen = set()
+    for m in MISSING_LIBRARY.finditer(text):
+        lib = m.group("lib") or "cub"
+        if lib not in seen:
+            seen.add(lib)
+            advice.append(LIBRARY_ADVICE[lib])
     for m in UNDECLARED.finditer(text):
         name = m.group("name") or m.group("clang") or "cooperative_groups"
         name = name.split("::")[-1] if name.split("::")[-1] in UNSUPPORTED_CUDA else name.split("::")[0]

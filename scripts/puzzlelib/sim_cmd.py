@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -186,6 +187,32 @@ def run_parallel(cmds: List[List[str]], env) -> Tuple[int, str]:
     return rc, text
 
 
+# g++'s "required from here" (the user's line that instantiated a simulator template) and "In file
+# included from" (the user's line that included a simulator header): where a refusal comes from.
+USER_SITE = re.compile(r"^(?:In file included from |\s*from )?(?P<file>[^\s:][^:]*):(?P<line>\d+)(?::\d+)?(?::\s+required from here|[:,]$)")
+REFUSAL = re.compile(r"(?:static assertion failed(?: due to requirement '[^']*')?: |#error )\"?(?:cudasim: )?(?P<msg>.*?)\"?$")
+
+
+def simulator_refusals(text: str) -> List[str]:
+    """The simulator headers' own explanations (a static_assert or #error in harness/sim/include)
+    in the compiler's output, each with the user's line that led to it: g++ buries them among
+    template notes, so they are repeated at the end."""
+    out, seen, site = [], set(), None
+    for line in text.splitlines():
+        m = USER_SITE.match(line)
+        if m and not bld.SIM_HEADER.search(m.group("file").replace("\\", "/")):
+            site = "%s:%s" % (m.group("file"), m.group("line"))
+            continue
+        d = bld._diag(line)
+        if not d or "error" not in d.group("kind") or not bld.SIM_HEADER.search(d.group("file").replace("\\", "/")):
+            continue
+        r = REFUSAL.search(line)
+        if r and r.group("msg") not in seen:
+            seen.add(r.group("msg"))
+            out.append("  %s: %s" % (site or "(your program)", r.group("msg")))
+    return ["The CPU simulator refuses something this program uses; its explanation:"] + out if out else []
+
+
 def build_program(root: Path, opts: Dict) -> str:
     build = build_dir(root)
     tc = load_toolchain(root, build)
@@ -233,6 +260,8 @@ def build_program(root: Path, opts: Dict) -> str:
         text = text.replace(tree + "/", "/")  # mirrored paths name the original files
         err(text.rstrip())
         err("")
+        for line in simulator_refusals(text):
+            err(line)
         for line in bld.unsupported_cuda_advice(text):
             err(line)
         err("error: %s did not compile for the simulator (the compiler's messages are above)." % name)

@@ -65,3 +65,33 @@ def test_the_simulators_own_headers_refuse_a_learner_file(tmp_path, needs_toolch
     assert "Build of p14_cpu failed (puzzles/p14/p14.cu)" in output
     assert "cudasim/control.h is the harness's, not part of CUDA" in output
     assert "harness/sim/src holds the simulator's internals" in output
+
+
+def test_thrust_and_cub_advice_from_compiler_output():
+    """Which compiler output gets which advice line (issue 19): a missing Thrust or CUB header, and
+    the simulator's own cub/cub.cuh #error, each once; nothing for unrelated missing headers."""
+    from puzzlelib import build as bld
+    thrust = ("p.cu:1:10: fatal error: thrust/device_vector.h: No such file or directory\n"
+              "p.cu:2:10: fatal error: thrust/sort.h: No such file or directory\n")
+    advice = bld.unsupported_cuda_advice(thrust)
+    assert advice[0].startswith("Thrust (<thrust/...>) is not supported by the CPU simulator: write the kernel yourself")
+    assert "puzzles/p12" in advice[0] and "puzzles/p14" in advice[0] and "std::inclusive_scan" in advice[0]
+    assert sum("Thrust" in a for a in advice) == 1
+    cub_missing = "p.cu:1:10: fatal error: cub/warp/warp_reduce.cuh: No such file or directory\n"
+    cub_error = ('harness/sim/include/cub/cub.cuh:2:2: error: #error "cudasim: CUB is not available on the CPU '
+                 'simulator; the puzzles ask you to write the collective yourself."\n')
+    for text in (cub_missing, cub_error, cub_missing + cub_error):
+        advice = bld.unsupported_cuda_advice(text)
+        assert sum(a.startswith("CUB (<cub/...>) is not supported by the CPU simulator") for a in advice) == 1, text
+    assert bld.unsupported_cuda_advice("p.cu:1:10: fatal error: mylib/thrust.h: No such file or directory\n") == []
+
+
+def test_a_puzzle_file_that_includes_thrust_gets_the_advice(tmp_path, needs_toolchain):
+    root = fresh_tree(tmp_path)
+    learner = root / "puzzles" / "p14" / "p14.cu"
+    learner.write_text("#include <thrust/scan.h>\n" + learner.read_text(encoding="utf-8"), encoding="utf-8")
+    code, output = finish(start(root, "run", "p14", "--simple", "--backend", "cpu"))
+    assert code == 2, output
+    assert "Build of p14_cpu failed (puzzles/p14/p14.cu)" in output
+    assert "thrust/scan.h: No such file" in output
+    assert "Thrust (<thrust/...>) is not supported by the CPU simulator" in output

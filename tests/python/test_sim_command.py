@@ -203,3 +203,139 @@ def test_stray_device_pointers_name_their_buffer_and_distance(build_dir, checks)
 
 def test_stray_pointers_program_is_real_cuda_for_nvcc(tmp_path):
     test_program_is_real_cuda_for_nvcc(tmp_path, ["stray_pointers.cu"])
+
+# ---- issue 19, item 6: __CUDA_ARCH__, cooperative-groups partitions, grid sync, Thrust/CUB, and a
+# shuffle read whose undefined value is discarded ------------------------------------------------
+
+COMPAT_PROGRAMS = [
+    "cuda_arch.cu",       # #if __CUDA_ARCH__ >= 800 in a kernel takes the sm_90 branch; host code sees none
+    "cg_partition.cu",    # cg::labeled_partition, binary_partition, block_tile_memory
+    "shfl_discarded.cu",  # a guarded shuffle tree whose lanes read returned lanes and discard the value
+]
+
+
+@pytest.mark.parametrize("program", COMPAT_PROGRAMS)
+def test_compat_program_passes_its_self_check(build_dir, program):
+    r = sim(build_dir, PROGRAMS / program)
+    assert r.returncode == 0, r
+    assert "Test PASSED" in r.stdout, r
+
+
+@pytest.mark.parametrize("program", COMPAT_PROGRAMS)
+def test_compat_program_is_real_cuda_for_nvcc(tmp_path, program):
+    test_program_is_real_cuda_for_nvcc(tmp_path, [program])
+
+
+def test_cuda_arch_is_the_devices_in_device_code_only(build_dir):
+    r = sim(build_dir, PROGRAMS / "cuda_arch.cu")
+    assert r.returncode == 0, r
+    assert "device code compiled for __CUDA_ARCH__ 900; the device is sm_90; host code sees no __CUDA_ARCH__" in r.stdout, r
+
+
+def test_host_device_functions_get_the_host_pass_and_lines_keep_their_numbers(build_dir, tmp_path):
+    """A __host__ __device__ function is compiled once for both callers, so it sees no
+    __CUDA_ARCH__ (nvcc's host pass); the lines cu2cpp adds around device bodies do not move a
+    report: the race below is named at its own line, after a kernel's #if __CUDA_ARCH__ block."""
+    (tmp_path / "hd.cu").write_text(
+        "#include <cstdio>\n"
+        "__host__ __device__ int pass() {\n"
+        "#ifdef __CUDA_ARCH__\n"
+        "  return __CUDA_ARCH__;\n"
+        "#else\n"
+        "  return 0;\n"
+        "#endif\n"
+        "}\n"
+        "__global__ void k(int* out) {\n"
+        "#if __CUDA_ARCH__ >= 700\n"
+        "  int i = threadIdx.x;\n"
+        "#endif\n"
+        "  out[i] = pass();\n"
+        "  if (i > 0) out[i - 1] += 1;\n"  # line 14: reads and writes the neighbour's element
+        "}\n"
+        "int main() {\n"
+        "  int* d; cudaMalloc(&d, 32 * sizeof(int));\n"
+        '  printf("host pass: %d\\n", pass());\n'
+        "  k<<<1, 32>>>(d);\n"
+        "  return 0;\n"
+        "}\n")
+    r = sim(build_dir, tmp_path / "hd.cu")
+    assert r.returncode == 3, r
+    assert "host pass: 0" in r.stdout, r
+    assert "race in kernel k" in r.stderr, r
+    assert "hd.cu:14" in r.stderr and "hd.cu:13" in r.stderr, r
+    # A compile error inside a device body is named at its line too.
+    (tmp_path / "bad.cu").write_text("__global__ void k(int* out) {\n  out[0] = 1;\n  out[1] = not_declared;\n}\n"
+                                     "int main() { return 0; }\n")
+    r = sim(build_dir, tmp_path / "bad.cu")
+    assert r.returncode == 2, r
+    assert "%s:3:" % (tmp_path / "bad.cu") in r.stderr, r
+
+
+def test_shuffle_of_a_returned_lane_warns_once_and_runs_on(build_dir):
+    r = sim(build_dir, PROGRAMS / "shfl_discarded.cu")
+    assert r.returncode == 0, r
+    assert "n = 1000: 0 of 32 warp sums differ" in r.stdout, r
+    lines = (PROGRAMS / "shfl_discarded.cu").read_text().splitlines()
+    shfl = next(n for n, text in enumerate(lines, 1) if "__shfl_down_sync(" in text)
+    warning = "cudasim: warning: undefined value at tests/sim/programs/shfl_discarded.cu:%d: kernel warp_sums" % shfl
+    assert r.stderr.count(warning) == 1, r
+    assert "reads lane 16 through __shfl_down_sync, but lane 16 is not in the mask" in r.stderr, r
+    assert "it gets an undefined value (on a GPU too)" in r.stderr, r
+    assert "if it reaches device memory, the schedules' results differ and that is reported" in r.stderr, r
+
+
+def test_undefined_shuffle_value_that_reaches_memory_is_reported(build_dir, tmp_path):
+    src = (PROGRAMS / "shfl_discarded.cu").read_text()
+    guarded = "    float other = __shfl_down_sync(live_mask, v, offset);\n    if (lane + offset < live) v += other;\n"
+    assert guarded in src
+    (tmp_path / "unguarded.cu").write_text(src.replace(guarded, "    v += __shfl_down_sync(live_mask, v, offset);\n"))
+    r = sim(build_dir, tmp_path / "unguarded.cu")
+    assert r.returncode == 3, r
+    assert "cudasim: warning: undefined value at" in r.stderr, r
+    assert "the result depends on the order in which threads run" in r.stderr, r
+
+
+def test_grid_sync_through_cg_sync_gets_the_simulators_explanation(build_dir, tmp_path):
+    (tmp_path / "grid.cu").write_text(
+        "#include <cooperative_groups.h>\n"
+        "namespace cg = cooperative_groups;\n"
+        "__global__ void k(int* out) {\n"
+        "  cg::grid_group grid = cg::this_grid();\n"
+        "  out[grid.thread_rank()] = 1;\n"
+        "  cg::sync(grid);\n"
+        "}\n"
+        "int main() { int* d; cudaMalloc(&d, 64 * sizeof(int)); k<<<2, 32>>>(d); return 0; }\n")
+    r = sim(build_dir, tmp_path / "grid.cu")
+    assert r.returncode == 2, r
+    tail = r.stderr.split("The CPU simulator refuses something this program uses; its explanation:")
+    assert len(tail) == 2, r
+    line = tail[1].strip().splitlines()[0]
+    assert line.startswith("%s:6: grid-wide synchronization" % (tmp_path / "grid.cu")), r
+    assert "needs a cooperative launch (cudaLaunchCooperativeKernel)" in line
+    assert "they cannot all wait for each other" in line
+    assert "Split the kernel in two launches at the sync point" in line
+
+
+def test_thrust_and_cub_includes_get_advice(build_dir, tmp_path):
+    (tmp_path / "thr.cu").write_text(
+        "#include <thrust/device_vector.h>\n#include <thrust/reduce.h>\n"
+        "int main() { thrust::device_vector<int> v(10, 1); return thrust::reduce(v.begin(), v.end()) == 10 ? 0 : 1; }\n")
+    r = sim(build_dir, tmp_path / "thr.cu")
+    assert r.returncode == 2, r
+    assert "thrust/device_vector.h: No such file" in r.stderr, r
+    assert "Thrust (<thrust/...>) is not supported by the CPU simulator: write the kernel yourself" in r.stderr, r
+    assert "std::sort, std::accumulate, std::inclusive_scan" in r.stderr, r
+    assert r.stderr.count("Thrust (<thrust/...>)") == 1, r
+    (tmp_path / "cub.cu").write_text(
+        "#include <cub/block/block_reduce.cuh>\n"
+        "__global__ void k(int* out) {\n"
+        "  typedef cub::BlockReduce<int, 128> R;\n"
+        "  __shared__ typename R::TempStorage tmp;\n"
+        "  int s = R(tmp).Sum(threadIdx.x);\n"
+        "  if (threadIdx.x == 0) *out = s;\n"
+        "}\n"
+        "int main() { return 0; }\n")
+    r = sim(build_dir, tmp_path / "cub.cu")
+    assert r.returncode == 2, r
+    assert "CUB (<cub/...>) is not supported by the CPU simulator" in r.stderr, r
+    assert "cg::reduce, cg::inclusive_scan" in r.stderr, r

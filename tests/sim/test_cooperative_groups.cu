@@ -126,6 +126,13 @@ __global__ void cg_tile_shfl_exited(int* out) {
 }
 
 TEST_CASE("a tile shuffle that reads a returned lane is warp misuse at the caller's line", "[cg][diagnostics]") {
+  // The puzzles' setting (harness.cpp): an undefined value is an error, not a warning.
+  const bool was = cudasim::options().undefined_values_are_errors;
+  cudasim::options().undefined_values_are_errors = true;
+  struct Restore {
+    bool was;
+    ~Restore() { cudasim::options().undefined_values_are_errors = was; }
+  } restore{was};
   Buf<int> out(32, 0);
   cudasim::KernelError e = simtest::kernel_error([&] { cg_tile_shfl_exited<<<1, 32>>>(out); });
   REQUIRE(std::string(e.kind) == "warp");
@@ -156,3 +163,46 @@ TEST_CASE("the memory checker orders shared memory across tile.sync()", "[cg][ch
   cudasim::KernelError e = simtest::kernel_error([&] { cg_tile_publish<false><<<1, 32>>>(out); });
   REQUIRE(std::string(e.kind) == "race");
 }
+
+// labeled_partition of a warp tile by value % 3, then binary_partition of the whole warp by
+// parity; block_tile_memory given to this_thread_block as portable code does.
+__global__ void cg_labeled(const int* in, int* out) {
+  __shared__ cg::block_tile_memory<64> scratch;
+  cg::thread_block block = cg::this_thread_block(scratch);
+  auto warp = cg::tiled_partition<32>(block);
+  const int t = block.thread_rank(), v = in[t];
+  cg::coalesced_group same = cg::labeled_partition(warp, v % 3);
+  int* o = out + 5 * t;
+  o[0] = (int)same.size();
+  o[1] = (int)same.thread_rank();
+  o[2] = cg::reduce(same, v, cg::plus<int>());
+  o[3] = same.shfl(v, (unsigned)same.size() - 1);  // the group's last member
+  o[4] = (int)cg::binary_partition(warp, v & 1).size();
+}
+
+TEST_CASE("labeled_partition and binary_partition group a tile's threads by label", "[cg][partition]") {
+  std::vector<int> values(64);
+  for (int i = 0; i < 64; ++i) values[i] = (i * 11 + 5) % 17;
+  Buf<int> in(values);
+  Buf<int> out(5 * 64, -1);
+  cg_labeled<<<1, 64>>>(in.get(), out.get());
+  std::vector<int> got = out.download();
+  for (int t = 0; t < 64; ++t) {
+    CAPTURE(t);
+    int size = 0, rank = 0, sum = 0, last = -1, parity = 0;
+    for (int j = t / 32 * 32; j < t / 32 * 32 + 32; ++j) {
+      if ((values[j] & 1) == (values[t] & 1)) ++parity;
+      if (values[j] % 3 != values[t] % 3) continue;
+      ++size;
+      rank += j < t;
+      sum += values[j];
+      last = values[j];
+    }
+    REQUIRE(got[5 * t] == size);
+    REQUIRE(got[5 * t + 1] == rank);
+    REQUIRE(got[5 * t + 2] == sum);
+    REQUIRE(got[5 * t + 3] == last);
+    REQUIRE(got[5 * t + 4] == parity);
+  }
+}
+

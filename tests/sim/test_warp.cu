@@ -260,7 +260,21 @@ __global__ void partial_warp_full_width(int* out) {
   if (lane == 0) out[threadIdx.x / 32] = int(v);
 }
 
+// The puzzles' harness treats an undefined value as an error (the course teaches it); a test that
+// expects that report sets the option for its own duration.
+struct StrictUndefinedValues {
+  bool was = cudasim::options().undefined_values_are_errors;
+  StrictUndefinedValues() { cudasim::options().undefined_values_are_errors = true; }
+  ~StrictUndefinedValues() { cudasim::options().undefined_values_are_errors = was; }
+};
+struct LenientUndefinedValues {
+  bool was = cudasim::options().undefined_values_are_errors;
+  LenientUndefinedValues() { cudasim::options().undefined_values_are_errors = false; }
+  ~LenientUndefinedValues() { cudasim::options().undefined_values_are_errors = was; }
+};
+
 TEST_CASE("partial last warp (blockDim 40) with full masks", "[warp][partial]") {
+  StrictUndefinedValues strict;
   Buf<int> sums(2, 0);
   cudasim::KernelError e = simtest::kernel_error([&] { partial_warp_full_width<<<1, 40>>>(sums.get()); });
   REQUIRE(std::string(e.kind) == "warp");
@@ -339,4 +353,86 @@ TEST_CASE("overlapping masks at different calls may be pending together", "[warp
     const int odd = lane % 2 ? (lane + 2 < 32 ? lane + 2 : lane) : 0;
     REQUIRE(got[t] == sum + odd);
   }
+}
+
+// A shuffle tree over the live lanes of a warp whose other lanes returned: the mask is theirs
+// (from __ballot_sync), and a lane adds what it read only if that lane is live. Lanes near the end
+// still read returned lanes, which gives them an undefined value that they discard; lane 0's sum
+// never depends on it.
+__global__ void guarded_tree(const int* in, int* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x % 32;
+  const unsigned live_mask = __ballot_sync(0xffffffffu, i < n);
+  if (i >= n) return;
+  const int live = __popc(live_mask);
+  int v = in[i];
+  for (int off = 16; off > 0; off /= 2) {
+    int other = __shfl_down_sync(live_mask, v, off);  // @guarded-shfl
+    if (lane + off < live) v += other;
+  }
+  if (lane == 0) out[i / 32] = v;
+}
+// The same tree without the guard: lane 0 adds in an undefined value and stores it.
+__global__ void unguarded_tree(const int* in, int* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x % 32;
+  const unsigned live_mask = __ballot_sync(0xffffffffu, i < n);
+  if (i >= n) return;
+  int v = in[i];
+  for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(live_mask, v, off);  // @unguarded-shfl
+  if (lane == 0) out[i / 32] = v;
+}
+
+TEST_CASE("a shuffle that reads a returned lane and discards the value is not an error outside the puzzles", "[warp][undefined]") {
+  const int n = 45;  // warp 1 has 13 live lanes
+  Buf<int> in(simtest::iota(n, 1));
+  Buf<int> sums(2, -1);
+  {
+    LenientUndefinedValues lenient;
+    guarded_tree<<<1, 64>>>(in.get(), sums.get(), n);
+    std::vector<int> got = sums.download();
+    REQUIRE(got[0] == 32 * 33 / 2);                // 1 + ... + 32
+    REQUIRE(got[1] == 45 * 46 / 2 - 32 * 33 / 2);  // 33 + ... + 45
+  }
+  {
+    // With the puzzles' setting the same read is warp misuse, at the shuffle's line.
+    StrictUndefinedValues strict;
+    cudasim::KernelError e = simtest::kernel_error([&] { guarded_tree<<<1, 64>>>(in.get(), sums.get(), n); });
+    REQUIRE(std::string(e.kind) == "warp");
+    REQUIRE_THAT(e.message, Catch::StartsWith("warp misuse at " + SITE("@guarded-shfl") + ": kernel guarded_tree"));
+    REQUIRE_THAT(e.message, Catch::Contains("block 0: lane 0 of warp 1 reads lane 16 through __shfl_down_sync, but lane 16 "
+                                            "is not in the mask"));
+  }
+}
+
+TEST_CASE("an undefined shuffle value that reaches device memory differs between schedules", "[warp][undefined]") {
+  LenientUndefinedValues lenient;
+  const int n = 45;
+  Buf<int> in(simtest::iota(n, 1));
+  Buf<int> sums(2, -1);
+  // Each schedule gives the missing lanes a different value (0xCD bytes, 0x7F bytes, random), so
+  // warp 1's stored sum differs and the comparison of the schedules reports it.
+  cudasim::KernelError e = simtest::kernel_error([&] { unguarded_tree<<<1, 64>>>(in.get(), sums.get(), n); });
+  REQUIRE(std::string(e.diagnosis) == "race_schedule");
+  REQUIRE(e.code == 3);
+  REQUIRE_THAT(e.message, Catch::Contains("the result depends on the order in which threads run"));
+}
+
+// A block of 16 threads: lanes 16-31 of its warp do not exist. A tree from offset 8 over width 32
+// makes lanes 8-15 read lanes 16-23 at the first step; only lanes 0-7 feed lane 0's sum.
+__global__ void partial_warp_discard(int* out) {
+  int v = threadIdx.x + 1;
+  for (int off = 8; off > 0; off /= 2) v += __shfl_down_sync(0xffffu, v, off);  // @partial-discard
+  if (threadIdx.x == 0) out[0] = v;
+}
+
+TEST_CASE("a shuffle that reads a lane a partial warp lacks follows the same rule", "[warp][undefined][partial]") {
+  Buf<int> out(1, -1);
+  {
+    LenientUndefinedValues lenient;
+    partial_warp_discard<<<1, 16>>>(out.get());
+    REQUIRE(out.download()[0] == 16 * 17 / 2);
+  }
+  StrictUndefinedValues strict;
+  cudasim::KernelError e = simtest::kernel_error([&] { partial_warp_discard<<<1, 16>>>(out.get()); });
+  REQUIRE(std::string(e.kind) == "warp");
+  REQUIRE_THAT(e.message, Catch::Contains("lane 8 of warp 0 reads lane 16 through __shfl_down_sync, but lane 16 does not exist"));
 }

@@ -4,8 +4,10 @@
 // divergence, a tile.shfl_down() that a lane of the tile never reaches is a deadlock, and the
 // memory checker orders accesses across tile.sync() like across __syncwarp().
 //
-// Grid-wide and multi-device groups are refused at compile time: blocks of one launch cannot wait
-// for each other on the simulator (nor, without a cooperative launch, on a GPU).
+// Grid-wide synchronization and multi-device groups are refused at compile time: blocks of one
+// launch cannot wait for each other on the simulator (nor, without a cooperative launch, on a GPU).
+// labeled_partition and binary_partition split a tile or coalesced group into coalesced groups by
+// exchanging the labels with shuffles, so they are warp collectives of the parent's lanes.
 #pragma once
 
 #include "cudasim/runtime.h"
@@ -67,6 +69,7 @@ T shuffle(::cudasim::detail::WarpOp op, unsigned mask, const T& v, int param, in
 }
 template <class T>
 struct dependent_false : std::false_type {};
+struct group_access;
 }  // namespace details
 
 // A group of threads of one block: the whole block, a tile of a warp, or the lanes that reached
@@ -93,6 +96,7 @@ class thread_group {
   unsigned size_;  // tile: the tile size; coalesced: the member count
   unsigned mask_;  // warp lanes of a tile or coalesced group
   friend thread_group tiled_partition(const thread_group& parent, unsigned tile_size);
+  friend struct details::group_access;
 };
 
 class thread_block : public thread_group {
@@ -112,11 +116,26 @@ class thread_block : public thread_group {
 };
 inline thread_block this_thread_block() { return thread_block(); }
 
+// What a kernel declares in shared memory (`__shared__ cg::block_tile_memory<256> mem;`) and passes
+// to this_thread_block(mem), so that GPUs below compute capability 8.0 have scratch space for tiles
+// larger than a warp. The simulated device is sm_90, which needs none (as on a real sm_90), so it
+// holds nothing; tiles are still at most 32 threads here (thread_block_tile says so).
+template <unsigned int MaxBlockSize = 1024>
+struct block_tile_memory {
+  static_assert(MaxBlockSize >= 1 && MaxBlockSize <= 1024, "cudasim: block_tile_memory<MaxBlockSize> takes 1 to 1024 threads");
+};
+template <unsigned int MaxBlockSize>
+thread_block this_thread_block(block_tile_memory<MaxBlockSize>&) {
+  return this_thread_block();
+}
+
 // A tile of Size consecutive threads (a power of two, at most a warp), from tiled_partition<Size>.
 template <unsigned Size, class Parent = void>
 class thread_block_tile : public thread_group {
   static_assert(Size >= 1 && Size <= 32 && (Size & (Size - 1)) == 0,
-                "cudasim: thread_block_tile<N> needs N to be a power of two from 1 to 32 (tiles larger than a warp are not supported)");
+                "cudasim: thread_block_tile<N> needs N to be a power of two from 1 to 32 (tiles larger than a warp, "
+                "64 to 512 threads, are not supported by the CPU simulator: use a tile of 32 and combine the warps' "
+                "results through shared memory and __syncthreads())");
 
  public:
   static constexpr unsigned long long num_threads() { return Size; }
@@ -210,8 +229,54 @@ class coalesced_group : public thread_group {
  private:
   explicit coalesced_group(unsigned mask) : thread_group(kind::coalesced, (unsigned)__builtin_popcount(mask), mask) {}
   friend coalesced_group coalesced_threads(const char*, int);
+  friend struct details::group_access;
 };
 inline coalesced_group coalesced_threads(CUDASIM_CG_SITE) { return coalesced_group(__activemask(file, line)); }
+
+namespace details {
+struct group_access {
+  static unsigned mask(const thread_group& g) { return g.mask_; }
+  static coalesced_group coalesced(unsigned mask) { return coalesced_group(mask); }
+};
+// The lanes of the parent (lane mask `parent`) whose label equals this lane's: a ballot finds the
+// lanes that take part (as in __syncwarp, lanes that returned are not waited for and join no
+// group), then every lane takes each participant's label in turn with a shuffle.
+inline coalesced_group partition_by_label(unsigned parent, unsigned long long label, const char* file, int line) {
+  unsigned present = __ballot_sync(parent, 1, file, line), same = 0;
+  for (int l = 0; l < 32; ++l)
+    if ((present >> l) & 1u) {
+      unsigned long long theirs = shuffle(::cudasim::detail::WarpOp::ShflIdx, parent, label, l, 32, file, line);
+      if (theirs == label) same |= 1u << l;
+    }
+  return group_access::coalesced(same);
+}
+template <class Label>
+unsigned long long label_bits(Label label) {
+  static_assert(std::is_integral<Label>::value || std::is_pointer<Label>::value || std::is_enum<Label>::value,
+                "cudasim: labeled_partition takes an integral label (as in CUDA)");
+  if constexpr (std::is_pointer<Label>::value) return (unsigned long long)(uintptr_t)label;
+  else return (unsigned long long)label;
+}
+}  // namespace details
+
+// The threads of the tile or coalesced group g with the same label, as a coalesced group: its
+// size, thread_rank (in lane order), sync, shuffles and votes cover those threads only.
+template <class Label>
+coalesced_group labeled_partition(const coalesced_group& g, Label label, CUDASIM_CG_SITE) {
+  return details::partition_by_label(details::group_access::mask(g), details::label_bits(label), file, line);
+}
+template <unsigned Size, class Parent, class Label>
+coalesced_group labeled_partition(const thread_block_tile<Size, Parent>& g, Label label, CUDASIM_CG_SITE) {
+  return details::partition_by_label(details::group_access::mask(g), details::label_bits(label), file, line);
+}
+// labeled_partition with a label of 0 or 1.
+inline coalesced_group binary_partition(const coalesced_group& g, bool pred, CUDASIM_CG_SITE) {
+  return labeled_partition(g, (unsigned)pred, file, line);
+}
+template <unsigned Size, class Parent>
+coalesced_group binary_partition(const thread_block_tile<Size, Parent>& g, bool pred, CUDASIM_CG_SITE) {
+  return labeled_partition(g, (unsigned)pred, file, line);
+}
 
 template <class Group>
 void sync(const Group& g, CUDASIM_CG_SITE) { g.sync(file, line); }
@@ -239,12 +304,15 @@ class grid_group {
   unsigned long long num_threads() const { return size(); }
   dim3 group_dim() const { return ::cudasim::detail::cur_block("this_grid()").gdim; }
   bool is_valid() const { return false; }  // not launched with cudaLaunchCooperativeKernel
+  // this_grid().sync() and cg::sync(grid) (which calls this one) stop the build with this message.
   template <class T = void>
-  void sync() const {
+  void sync(const char* = nullptr, int = 0) const {
     static_assert(details::dependent_false<T>::value,
-                  "cudasim: grid-wide synchronization (this_grid().sync()) is not supported by the CPU simulator: blocks of "
-                  "one launch cannot wait for each other. Split the kernel in two launches (the end of a kernel is the "
-                  "barrier between blocks).");
+                  "cudasim: grid-wide synchronization (this_grid().sync(), cg::sync(grid)) is not supported by the CPU "
+                  "simulator. On a GPU it needs a cooperative launch (cudaLaunchCooperativeKernel), which keeps every block "
+                  "of the grid resident at once; the simulator runs a launch's blocks a few at a time, so they cannot all "
+                  "wait for each other. Split the kernel in two launches at the sync point: the end of a kernel is the "
+                  "barrier between blocks, and the second kernel reads what the first wrote.");
   }
 };
 inline grid_group this_grid() { return grid_group(); }

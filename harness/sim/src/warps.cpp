@@ -1,7 +1,11 @@
 // Warp collectives: the *_sync intrinsics and __activemask(), where the lanes of one warp meet
 // and exchange values; apart from the scheduler, which only resumes the lanes they release.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
 
 #include "scheduler.h"
 #include "events.h"
@@ -30,6 +34,30 @@ static const char* op_name(WarpOp op) {
 static uint64_t poison_bits(int bytes) {
   uint64_t v = 0xCDCDCDCDCDCDCDCDull;
   return bytes >= 8 ? v : (v & ((1ull << (8 * bytes)) - 1));
+}
+
+// What a shuffle returns for a lane that has no value to give, when undefined values are not errors
+// (programs run with `puzzle.py sim`): a different pattern under each thread schedule, like the fill
+// of uninitialized shared memory (0xCD bytes, 0x7F bytes, then bits from the seed), so that a result
+// that depends on it differs between schedules and is reported, while one that discards it passes.
+static uint64_t undefined_bits(const Worker& w, unsigned warp_index, unsigned lane, int bytes) {
+  int s = w.grid ? w.grid->schedule_index : 0;
+  uint64_t v = 0xCDCDCDCDCDCDCDCDull;
+  if (s == 1) {
+    v = 0x7F7F7F7F7F7F7F7Full;
+  } else if (s >= 2) {
+    uint64_t state = (w.grid ? w.grid->seed : 1) ^ ((uint64_t)w.block_linear << 24) ^ (warp_index << 5 | lane);
+    v = splitmix(state);
+  }
+  return bytes >= 8 ? v : (v & ((1ull << (8 * bytes)) - 1));
+}
+
+// One warning per call site for the whole program, not one per lane, block and schedule.
+static bool first_warning(const char* file, int line) {
+  static std::mutex mu;
+  static std::set<std::string> given;
+  std::lock_guard<std::mutex> lock(mu);
+  return given.insert(std::string(file ? file : "?") + ":" + std::to_string(line)).second;
 }
 
 static int64_t as_signed32(uint64_t v) { return (int64_t)(int32_t)(uint32_t)v; }
@@ -88,28 +116,43 @@ void complete_group(Worker& w, unsigned warp_index, WarpGroup& g) {
       case WarpOp::ReduceMax: r = (uint64_t)red; break;
       default: break;
     }
-    if (src >= 0) {
+    if (src >= 0 && (g.arrived & (1u << src))) {
+      r = g.value[src];
+    } else if (src >= 0) {
       // A lane that is not taking part (outside the mask, exited, or absent) has no value to give:
-      // the GPU returns garbage. That is a bug worth a report, not a silent garbage value.
-      if (!(g.arrived & (1u << src))) {
-        unsigned n = w.block.bdim.x * w.block.bdim.y * w.block.bdim.z;
-        unsigned src_linear = warp_index * 32 + unsigned(src);
-        const bool returned = src_linear < n && (g.mask & (1u << src));
-        const char* why = src_linear >= n ? "does not exist (the block has fewer threads than the warp has lanes)"
-                          : !returned     ? "is not in the mask"
-                                          : "has already returned from the kernel";
-        if (!w.faulted) {
-          w.faulted = true;
-          w.grid->fail(block_diagnosis(returned ? Kind::warp_lane_returned : Kind::warp_misuse, w, &lanes[l], where(g.file, g.line)),
-                       strf("warp misuse at %s: %s, block %s: lane %u of warp %u reads lane %d through %s, but lane %d %s; it "
-                            "would get garbage.\n  Keep every lane whose value is read taking part in the call (no early return "
-                            "before it), give absent lanes a neutral value, or read only lanes that exist (e.g. check "
-                            "`lane + delta < active lanes`).",
-                            where(g.file, g.line).c_str(), kernel_str(w.grid->site).c_str(),
-                            dim_str(w.block.bid, w.block.gdim).c_str(), l, warp_index, src, op_name(g.op), src, why));
-        }
+      // the GPU returns an undefined value. The puzzles' harness teaches that this is a bug
+      // (undefined_values_are_errors) and stops with a report. Elsewhere it is legal code as long
+      // as the value is discarded (a tree whose guarded lanes read past the live ones), so the
+      // lane gets a value that differs per schedule and the run goes on, with a warning.
+      unsigned n = w.block.bdim.x * w.block.bdim.y * w.block.bdim.z;
+      unsigned src_linear = warp_index * 32 + unsigned(src);
+      const bool returned = src_linear < n && (g.mask & (1u << src));
+      const char* why = src_linear >= n ? "does not exist (the block has fewer threads than the warp has lanes)"
+                        : !returned && lanes[src].st == St::Exited ? "is not in the mask (it has returned from the kernel)"
+                        : !returned                                 ? "is not in the mask"
+                                                                    : "has already returned from the kernel";
+      const char* advice =
+          "Keep every lane whose value is read taking part in the call (no early return before it), give absent lanes a "
+          "neutral value, or read only lanes that exist (e.g. check `lane + delta < active lanes`).";
+      const bool strict = options().undefined_values_are_errors;
+      if (strict && !w.faulted) {
+        w.faulted = true;
+        w.grid->fail(block_diagnosis(returned ? Kind::warp_lane_returned : Kind::warp_misuse, w, &lanes[l], where(g.file, g.line)),
+                     strf("warp misuse at %s: %s, block %s: lane %u of warp %u reads lane %d through %s, but lane %d %s; it "
+                          "would get garbage.\n  %s",
+                          where(g.file, g.line).c_str(), kernel_str(w.grid->site).c_str(),
+                          dim_str(w.block.bid, w.block.gdim).c_str(), l, warp_index, src, op_name(g.op), src, why, advice));
+      } else if (!strict && first_warning(g.file, g.line)) {
+        std::fprintf(stderr,
+                     "cudasim: warning: undefined value at %s: %s, block %s: lane %u of warp %u reads lane %d through %s, but "
+                     "lane %d %s; it gets an undefined value (on a GPU too).\n"
+                     "  The run goes on with a value that differs between the three thread schedules: harmless if the lane "
+                     "discards it; if it reaches device memory, the schedules' results differ and that is reported. (Shown "
+                     "once for this line.)\n  %s\n",
+                     where(g.file, g.line).c_str(), kernel_str(w.grid->site).c_str(), dim_str(w.block.bid, w.block.gdim).c_str(),
+                     l, warp_index, src, op_name(g.op), src, why, advice);
       }
-      r = (g.arrived & (1u << src)) ? g.value[src] : poison_bits(g.value_bytes);
+      r = strict ? poison_bits(g.value_bytes) : undefined_bits(w, warp_index, l, g.value_bytes);
     }
     lanes[l].warp_result = r;
     if (lanes[l].st == St::AtWarp) {
