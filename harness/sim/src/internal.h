@@ -285,6 +285,9 @@ extern std::atomic<int> g_schedule_index;  // schedule of the launch in flight (
 // on stderr when some were overwritten (site: the launch, or null when an error report follows).
 void printf_fifo_put(std::string text);
 void printf_fifo_flush(const LaunchSite* site);
+// A copy of `bytes` of device memory into host memory, made at file:line (`how`: the API or kind).
+// An error when the harness forbids such copies (host_reads.cpp); memory.cpp calls it.
+void device_to_host_copy(size_t bytes, const char* how, const char* file, int line);
 
 }  // namespace detail
 }  // namespace cudasim
