@@ -15,6 +15,9 @@ void strict_undefined_values();
 // hook runs just before the process exits on a kernel error or a crash (exit code 3 race, 4 other).
 void on_fatal(void (*hook)(int code, const Diagnosis& d));
 int diagnosis_code(const char* kind);  // the exit code of a simulator kind (3 or 4), or 0: no such kind
+// While forbidden (simulator only), a copy of device memory to the host ends the run with the
+// diagnosis host_copy_in_launcher; returns whether it was forbidden before.
+bool forbid_device_to_host_copies(bool on);
 std::string stats_json();  // simulator counters as a JSON object, or "" on the GPU
 }  // namespace backend
 }  // namespace harness

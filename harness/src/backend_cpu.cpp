@@ -38,6 +38,12 @@ void on_fatal(void (*hook)(int, const Diagnosis&)) {
 
 int diagnosis_code(const char* kind) { return cudasim::diagnosis_code(kind); }
 
+bool forbid_device_to_host_copies(bool on) {
+  const bool was = cudasim::device_to_host_copies_forbidden();
+  cudasim::set_device_to_host_copies_forbidden(on);
+  return was;
+}
+
 std::string stats_json() {
   cudasim::Stats s = cudasim::stats();
   const cudasim::Options& o = cudasim::options();

@@ -22,6 +22,7 @@ void set_seed(unsigned long long) {}
 void strict_undefined_values() {}
 void on_fatal(void (*)(int, const Diagnosis&)) {}
 int diagnosis_code(const char*) { return 0; }
+bool forbid_device_to_host_copies(bool) { return false; }  // a GPU cannot tell who copies
 std::string stats_json() { return ""; }
 
 }  // namespace backend

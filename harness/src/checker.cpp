@@ -201,6 +201,11 @@ void run_learner(const Case& c) {
   std::vector<std::string> args = {learner, "--variant", c.variant, "--n", std::to_string(c.n), "--tpb", std::to_string(c.tpb)};
   if (c.show) args.push_back("--show");
   else args.insert(args.end(), {"--seed", std::to_string(c.seed)});
+  // Output computed on the host is accepted for this variant (points.json): the learner's process
+  // must then also let its launcher copy device memory to the host. On the command line, which
+  // nothing in the learner's process can change before main() reads it.
+  const char* allow = std::getenv(kAllowHostEnv);
+  if (allow && std::strcmp(allow, "1") == 0) args.push_back("--allow-host-copies");
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     const std::string s = *e;

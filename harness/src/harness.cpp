@@ -112,6 +112,9 @@ void check_kernels(const char* what) {
 
 namespace detail {
 
+DriverCopy::DriverCopy() : was_forbidden_(backend::forbid_device_to_host_copies(false)) {}
+DriverCopy::~DriverCopy() { backend::forbid_device_to_host_copies(was_forbidden_); }
+
 std::string format_value(long long v) { return std::to_string(v); }
 
 std::string format_value(double v) {
@@ -246,6 +249,7 @@ static int usage(const char* msg) {
   std::fprintf(stderr,
                "usage: %s_<backend> --list\n"
                "       %s_<backend> --variant NAME --n N --tpb T (--show | --seed S) [--schedules forward,reverse,random] [--stats]\n"
+               "                   [--allow-host-copies]\n"
                "       %s_gpu --bench [--sizes N,N] [--variants A,B] [--tpb T] [--runs R] [--warmup W] [--flush auto|always|never] [--seed S]\n"
                "This is the puzzle's driver; learners run it through scripts/puzzle.py.\n",
                kPuzzle.name, kPuzzle.name, kPuzzle.name);
@@ -266,6 +270,7 @@ int main(int argc, char** argv) {
   using namespace harness;
   static Case c;
   g_case = &c;
+  bool allow_host_copies = false;  // the grader accepts host-computed output for this variant
   bool list = false, stats = false, have_n = false, have_tpb = false, have_seed = false, bench_mode = false;
   bench::Options bench_opts;
   bench::parse_sizes("4194304,268435456", &bench_opts.sizes);  // 2^22 (the 2007 paper's size) and 2^28
@@ -282,6 +287,7 @@ int main(int argc, char** argv) {
     if (a == "--list") list = true;
     else if (a == "--show") c.show = true;
     else if (a == "--stats") stats = true;
+    else if (a == "--allow-host-copies") allow_host_copies = true;
     else if (a == "--variant") c.variant = value("--variant");
     else if (a == "--n") {
       if (!parse_ll(value("--n"), &v) || v < 1) return usage("--n takes a size of at least 1");
@@ -346,7 +352,11 @@ int main(int argc, char** argv) {
   backend::on_fatal(on_fatal);
   std::printf("backend:  %s\n", backend::describe().c_str());
   std::fflush(stdout);
+  // The variant's driver calls the learner's launcher and downloads the output (DeviceArray): any
+  // other copy of device memory to the host is the launcher's, and is refused (host_copy_in_launcher).
+  backend::forbid_device_to_host_copies(!allow_host_copies);
   int rc = entry->run(c);
+  backend::forbid_device_to_host_copies(false);
   if (stats && !backend::stats_json().empty()) std::printf("STATS %s\n", backend::stats_json().c_str());
   return rc;
 }

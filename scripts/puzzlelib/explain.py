@@ -49,6 +49,8 @@ REASONS = {
     "device_code_from_host": "device code called from host code",
     # The simulator's run-time form of nvcc's error, for kernels that call exit, fopen, system, ...
     "host_call": "device code calls the host function %(detail)s",
+    # The harness forbids it while a case runs: the answer must come from the kernels.
+    "host_copy_in_launcher": "the launcher copied device memory to the host (%(detail)s)",
 }
 RACE_OTHER = "race: reported by the simulator"
 

@@ -27,6 +27,7 @@ PROGRAM_SOURCES = [
     ["managed.cu"],                                        # cudaMallocManaged, prefetch, device attributes
     ["lock_by_value.cu"],                                  # a by-value parameter with a destructor
     ["multi_file/main.cu", "multi_file/host_reference.cpp"],  # a kernel in a .cuh, a host .cpp
+    ["template_header/main.cu"],                           # templated __device__ helpers in a header
 ]
 
 
@@ -37,7 +38,7 @@ def test_program_passes_its_self_check(build_dir, sources):
     assert "Test PASSED" in r.stdout, r
 
 
-@pytest.mark.parametrize("sources", PROGRAM_SOURCES, ids=lambda s: s[0])
+@pytest.mark.parametrize("sources", PROGRAM_SOURCES + [["printf_flood.cu"]], ids=lambda s: s[0])
 def test_program_is_real_cuda_for_nvcc(tmp_path, sources):
     """The programs are CUDA, not simulator dialect: nvcc compiles and links them (nothing runs,
     so no GPU is needed)."""
@@ -339,3 +340,96 @@ def test_thrust_and_cub_includes_get_advice(build_dir, tmp_path):
     assert r.returncode == 2, r
     assert "CUB (<cub/...>) is not supported by the CPU simulator" in r.stderr, r
     assert "cg::reduce, cg::inclusive_scan" in r.stderr, r
+# ---- reports name the user's files; device printf is bounded like a GPU's buffer (issue 19) ----
+
+TEMPLATE_HEADER = PROGRAMS / "template_header"
+
+
+def not_a_translated_copy(text, build_dir):
+    """No file:line in text names the translated mirror tree or a `.cu.cpp` copy."""
+    assert ".cu.cpp" not in text, text
+    assert "/tree/" not in text and "sim-programs" not in text, text
+    assert str(build_dir) not in text, text
+
+
+@pytest.mark.parametrize("mode, code, lines", [
+    ("race", 3, ["race in kernel shift_left",
+                 "write-after-read between read at tests/sim/programs/template_header/store.cuh:6 and write at "
+                 "tests/sim/programs/template_header/store.cuh:11"]),
+    ("oob", 4, ["out-of-bounds write of device memory in kernel fill_index",
+                "at tests/sim/programs/template_header/store.cuh:11: out[100] is outside the buffer"]),
+])
+def test_reports_inside_templated_header_helpers_name_the_header(build_dir, mode, code, lines):
+    r = sim(build_dir, TEMPLATE_HEADER / "main.cu", "--", mode)
+    assert r.returncode == code, r
+    for line in lines:
+        assert line in r.stderr, r
+    not_a_translated_copy(r.stderr, build_dir)
+
+
+def test_no_report_trace_or_profile_names_a_translated_copy(build_dir, tmp_path):
+    exe = sim(build_dir, TEMPLATE_HEADER / "main.cu", "--build-only").stdout.strip()
+    runs = {}
+    # A crash with the memory checker off goes through the crash handler's own symbolizer.
+    far = tmp_path / "far"
+    far.mkdir()
+    shutil.copyfile(str(TEMPLATE_HEADER / "store.cuh"), str(far / "store.cuh"))
+    (far / "far.cu").write_text(
+        '#include "store.cuh"\n'
+        "__global__ void k(int* out) { store_at(out, int(threadIdx.x) * 4000000, 1); }\n"
+        "int main() { int* d; cudaMalloc(&d, 64 * sizeof(int)); k<<<1, 32>>>(d); return 0; }\n")
+    far_exe = sim(build_dir, far / "far.cu", "--build-only").stdout.strip()
+    env = dict(os.environ, CUDASIM_TRACE=str(tmp_path / "trace.jsonl"), CUDASIM_PROFILE=str(tmp_path / "profile.jsonl"))
+    for mode in ("race", "oob", ""):
+        runs[mode] = subprocess.run([exe, mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                                    env=env, cwd=str(REPO), timeout=120)
+    runs["crash"] = subprocess.run([far_exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                                   env=dict(os.environ, CUDASIM_CHECKS="0"), timeout=120)
+    assert runs["crash"].returncode == 4 and "store.cuh:11" in runs["crash"].stderr, runs["crash"].stderr
+    assert "Test PASSED" in runs[""].stdout, runs[""]
+    for r in runs.values():
+        not_a_translated_copy(r.stderr, build_dir)
+    trace = (tmp_path / "trace.jsonl").read_text()
+    profile = (tmp_path / "profile.jsonl").read_text()
+    assert "store.cuh:11" in trace and "store.cuh:6" in profile, (trace[:2000], profile[:2000])
+    not_a_translated_copy(trace, build_dir)
+    not_a_translated_copy(profile, build_dir)
+
+
+FIFO = 1 << 20  # cudaLimitPrintfFifoSize's default
+NOTE = re.compile(r"cudasim: note: kernel count_and_print \(launched at \S*printf_flood\.cu:\d+\) printed more than the "
+                  r"(\d+)-byte printf buffer holds: the first (\d+) printf records \((\d+) lines, (\d+) bytes\) were "
+                  r"overwritten and not printed, as on a GPU, whose printf buffer is circular\. To keep more, call "
+                  r"cudaDeviceSetLimit\(cudaLimitPrintfFifoSize, bytes\) before the first launch\.")
+
+
+def test_device_printf_beyond_the_buffer_is_dropped_with_one_note(build_dir):
+    # 256 threads x 40000 lines of 26 bytes: about 10 million lines, 266 MB, 254 times the buffer.
+    lines_per_thread = 40000
+    r = sim(build_dir, PROGRAMS / "printf_flood.cu", "--", str(lines_per_thread))
+    assert r.returncode == 0, r.stderr
+    assert "Test PASSED" in r.stderr and "runaway" not in r.stderr, r.stderr
+    out = r.stdout.encode()
+    assert 0 < len(out) <= FIFO, len(out)
+    assert len(NOTE.findall(r.stderr)) == 1, r.stderr
+    limit, records, lines, lost = map(int, NOTE.search(r.stderr).groups())
+    assert limit == FIFO and records == lines
+    total = 256 * lines_per_thread
+    assert records + r.stdout.count("\n") == total
+    assert lost + len(out) == total * len("thread    0 line       0\n")
+    # The buffer keeps the newest records (the simulator runs a block's threads one after another
+    # between barriers, so the last thread's last line is the newest), and lost the oldest.
+    assert r.stdout.endswith("thread  255 line   39999\n") and "thread    0 line       0\n" not in r.stdout
+    # Raised with cudaDeviceSetLimit, the buffer keeps more.
+    raised = sim(build_dir, PROGRAMS / "printf_flood.cu", "--", str(lines_per_thread), str(8 * FIFO))
+    assert raised.returncode == 0, raised.stderr
+    assert "printf buffer: %d bytes" % (8 * FIFO) in raised.stderr
+    assert FIFO < len(raised.stdout.encode()) <= 8 * FIFO
+    assert int(NOTE.search(raised.stderr).group(1)) == 8 * FIFO
+
+
+def test_device_printf_within_the_buffer_is_printed_once_without_a_note(build_dir):
+    r = sim(build_dir, PROGRAMS / "printf_flood.cu", "--", "10")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("\n") == 256 * 10 and "thread  255 line       9\n" in r.stdout  # once, not once per schedule
+    assert "cudasim: note" not in r.stderr, r.stderr

@@ -46,7 +46,8 @@
   X(bad_pointer_argument, 4, "pointer")           \
   X(exception, 4, "exception")                    \
   X(device_code_from_host, 4, "misuse")           \
-  X(host_call, 4, "host-call")
+  X(host_call, 4, "host-call")                   \
+  X(host_copy_in_launcher, 4, "misuse")
 
 namespace cudasim {
 namespace detail {

@@ -297,6 +297,9 @@ std::string code_line(void* pc);  // "file:line" of a code address (the innermos
 // caller, with paths relative to the working directory; "" when unknown.
 std::string source_of(void* pc);
 std::string line_of_source(std::string s);  // the "file:line" of source_of's first line, or ""
+// The user's file for a path of cu2cpp's output (a file that starts `#line 1 "<user's file>"`), with
+// *line moved back over that directive; other paths unchanged.
+std::string user_site(std::string file, int* line);
 
 // Host functions called from device code are refused (host_calls.cpp). The simulator's own code
 // that calls them while a simulated thread runs (addr2line through popen, _exit after a report)
@@ -309,6 +312,13 @@ struct OwnCalls {
   OwnCalls& operator=(const OwnCalls&) = delete;
 };
 extern std::atomic<int> g_schedule_index;  // schedule of the launch in flight (printf muting)
+// Device printf (launch.cpp): a record into the launch's FIFO; printing the records kept, with a note
+// on stderr when some were overwritten (site: the launch, or null when an error report follows).
+void printf_fifo_put(std::string text);
+void printf_fifo_flush(const LaunchSite* site);
+// A copy of `bytes` of device memory into host memory, made at file:line (`how`: the API or kind).
+// An error when the harness forbids such copies (host_reads.cpp); memory.cpp calls it.
+void device_to_host_copy(size_t bytes, const char* how, const char* file, int line);
 
 }  // namespace detail
 }  // namespace cudasim

@@ -1,7 +1,10 @@
 // Kernel launch: validate the configuration as CUDA does, then run the grid once per schedule
 // from the same device memory and compare; plus the rest of the runtime API.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <deque>
+#include <mutex>
 #include <thread>
 
 #include "events.h"
@@ -101,8 +104,83 @@ static std::string config_problem(dim3 g, dim3 b, size_t shmem) {
   return "";
 }
 
+// ---- device printf: a FIFO of cudaLimitPrintfFifoSize bytes per launch ----------------------------
+//
+// A GPU writes each printf record into a circular buffer that the host prints when it synchronises;
+// output beyond its size overwrites the oldest records (the CUDA Programming Guide, "Formatted
+// Output"). The simulator keeps a launch's records (its formatted text) in such a buffer and prints
+// them at the end of the launch, or before an error report ends the program, then says what was
+// lost. A printf loop of millions of lines thus costs formatting, not terminal time.
+
+namespace {
+constexpr size_t kDefaultPrintfFifo = size_t(1) << 20;  // 1 MiB, CUDA's documented default
+struct PrintfFifo {
+  std::mutex mu;
+  size_t limit = kDefaultPrintfFifo;
+  std::deque<std::string> records;
+  size_t bytes = 0;                       // of the records kept
+  size_t lost_bytes = 0, lost_lines = 0, lost_records = 0;
+  bool used = false;                      // a launch has printed: the limit is fixed from then on (CUDA)
+};
+PrintfFifo& printf_fifo() {
+  static PrintfFifo* f = new PrintfFifo;  // never destroyed: fatal() may flush it during exit
+  return *f;
+}
+}  // namespace
+
+void printf_fifo_put(std::string text) {
+  PrintfFifo& f = printf_fifo();
+  std::lock_guard<std::mutex> lock(f.mu);
+  f.used = true;
+  f.bytes += text.size();
+  f.records.push_back(std::move(text));
+  while (f.bytes > f.limit && !f.records.empty()) {
+    const std::string& old = f.records.front();
+    f.bytes -= old.size();
+    f.lost_bytes += old.size();
+    f.lost_lines += size_t(std::count(old.begin(), old.end(), '\n'));
+    ++f.lost_records;
+    f.records.pop_front();
+  }
+}
+
+// Prints the records kept and, when some were lost, one note on stderr. `site` is the launch, or
+// null when an error report is about to end the program.
+void printf_fifo_flush(const LaunchSite* site) {
+  PrintfFifo& f = printf_fifo();
+  std::unique_lock<std::mutex> lock(f.mu, std::defer_lock);
+  if (site) {
+    lock.lock();
+  } else {
+    // Before an error report, maybe from the watchdog while a simulated thread is mid-printf: wait
+    // a little for it, but never let the report hang on it.
+    for (int i = 0; i < 50 && !lock.try_lock(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!lock.owns_lock()) return;
+  }
+  OwnCalls own;  // the simulator's output, also from a simulated thread (host_calls.cpp)
+  for (const std::string& r : f.records) std::fwrite(r.data(), 1, r.size(), stdout);
+  f.records.clear();
+  f.bytes = 0;
+  if (f.lost_records) {
+    std::fflush(stdout);
+    std::fprintf(stderr,
+                 "cudasim: note: %s printed more than the %zu-byte printf buffer holds: the first %zu printf record%s "
+                 "(%zu line%s, %zu bytes) were overwritten and not printed, as on a GPU, whose printf buffer is circular. "
+                 "To keep more, call cudaDeviceSetLimit(cudaLimitPrintfFifoSize, bytes) before the first launch.\n",
+                 site ? kernel_str(*site).c_str() : "the kernel", f.limit, f.lost_records, f.lost_records == 1 ? "" : "s",
+                 f.lost_lines, f.lost_lines == 1 ? "" : "s", f.lost_bytes);
+    f.lost_bytes = f.lost_lines = f.lost_records = 0;
+  }
+  std::fflush(stdout);
+}
+
 void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke invoke, const void* args, const ArgCheck* ptr_args,
             int n_ptr_args) {
+  // The launch's printf output goes out when it returns, however it returns.
+  struct FlushPrintf {
+    const LaunchSite* s;
+    ~FlushPrintf() { printf_fifo_flush(s); }
+  } flush_printf{&site};
   uint64_t launch_no = g_launches.fetch_add(1) + 1;
   std::string problem = config_problem(grid, block, shmem);
   if (!problem.empty()) {
@@ -257,13 +335,34 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
 using namespace cudasim::detail;
 
 int cudasim_printf(const char* fmt, ...) {
-  // Each launch runs once per schedule; only the first run prints, so output appears once.
-  if (tl_thread && g_schedule_index.load() != 0) return 0;
   va_list ap;
   va_start(ap, fmt);
-  int r = std::vprintf(fmt, ap);
+  if (!tl_thread) {  // host code prints at once
+    int r = std::vprintf(fmt, ap);
+    va_end(ap);
+    return r;
+  }
+  // Each launch runs once per schedule; only the first run prints, so output appears once.
+  if (g_schedule_index.load() != 0) {
+    va_end(ap);
+    return 0;
+  }
+  char small[256];
+  va_list again;
+  va_copy(again, ap);
+  int n = std::vsnprintf(small, sizeof small, fmt, ap);
   va_end(ap);
-  return r;
+  std::string text;
+  if (n >= int(sizeof small)) {
+    text.resize(size_t(n) + 1);
+    std::vsnprintf(&text[0], text.size(), fmt, again);
+    text.resize(size_t(n));
+  } else if (n > 0) {
+    text.assign(small, size_t(n));
+  }
+  va_end(again);
+  if (n > 0) printf_fifo_put(std::move(text));
+  return n;
 }
 
 cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }  // kernels run synchronously
@@ -370,6 +469,48 @@ cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
   *free_bytes = *total_bytes = p.totalGlobalMem;
   return cudaSuccess;
 }
+// The cudaLimit values, as an H200 reports them (cudaDeviceGetLimit on CUDA 12), except the printf
+// FIFO: CUDA documents 1 MiB as its default, and the simulator keeps that.
+namespace {
+size_t g_limits[7] = {1024, 0, 8u << 20, 0, 2048, 64, 0};
+bool limit_supported(cudaLimit l) {
+  // cudaLimitDevRuntimeSyncDepth: device-side cudaDeviceSynchronize is gone on compute capability 9.0.
+  return int(l) >= 0 && int(l) < 7 && l != cudaLimitDevRuntimeSyncDepth;
+}
+}  // namespace
+
+cudaError_t cudaDeviceGetLimit(size_t* value, cudaLimit limit) {
+  if (!value) return cudaErrorInvalidValue;
+  if (!limit_supported(limit)) return cudaErrorUnsupportedLimit;
+  if (limit == cudaLimitPrintfFifoSize) {
+    PrintfFifo& f = printf_fifo();
+    std::lock_guard<std::mutex> lock(f.mu);
+    *value = f.limit;
+  } else {
+    *value = g_limits[limit];
+  }
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value) {
+  if (!limit_supported(limit)) return cudaErrorUnsupportedLimit;
+  if (limit == cudaLimitPrintfFifoSize) {
+    PrintfFifo& f = printf_fifo();
+    std::lock_guard<std::mutex> lock(f.mu);
+    if (f.used) {
+      std::fprintf(stderr, "cudasim: cudaDeviceSetLimit(cudaLimitPrintfFifoSize, %zu) after a kernel that called printf: "
+                           "CUDA fixes the printf buffer at the first such launch; set it before (returns "
+                           "cudaErrorInvalidValue)\n", value);
+      set_last_error(cudaErrorInvalidValue);
+      return cudaErrorInvalidValue;
+    }
+    f.limit = value;
+  } else {
+    g_limits[limit] = value;
+  }
+  return cudaSuccess;
+}
+
 cudaError_t cudaSetDeviceFlags(unsigned) { return cudaSuccess; }
 cudaError_t cudaGetDeviceFlags(unsigned* f) {
   *f = 0;
@@ -446,6 +587,7 @@ const char* cudaGetErrorName(cudaError_t e) {
     case cudaErrorNoDevice: return "cudaErrorNoDevice";
     case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
     case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
+    case cudaErrorUnsupportedLimit: return "cudaErrorUnsupportedLimit";
     default: return "cudaErrorUnknown";
   }
 }
@@ -463,6 +605,7 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidSymbol: return "invalid device symbol";
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorUnsupportedLimit: return "limit is not supported on this architecture";
     default: return "unknown error";
   }
 }

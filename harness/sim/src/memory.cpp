@@ -531,6 +531,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind 
   if (kind == cudaMemcpyDefault) {
     std::memmove(dst, src, bytes);
     bool dd = find_alloc(dst, 1) != nullptr, sd = find_alloc(src, 1) != nullptr;
+    if (sd && !dd) device_to_host_copy(bytes, "cudaMemcpyDefault", file, line);  // issue 19: host_reads.cpp
     if (dd && sd) shadow_device_copy(dst, src, bytes);
     else if (dd) shadow_host_write(dst, bytes, HostWrite::Copy);
     return cudaSuccess;
@@ -539,6 +540,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind 
   bool src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
   if (!check_side(dst, bytes, dst_dev, "the destination", kind, file, line)) return cudaErrorInvalidValue;
   if (!check_side(src, bytes, src_dev, "the source", kind, file, line)) return cudaErrorInvalidValue;
+  if (src_dev && !dst_dev) device_to_host_copy(bytes, kind_name(kind), file, line);  // issue 19: host_reads.cpp
   std::memmove(dst, src, bytes);
   if (dst_dev && src_dev) shadow_device_copy(dst, src, bytes);
   else if (dst_dev) shadow_host_write(dst, bytes, HostWrite::Copy);
@@ -636,6 +638,8 @@ cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitc
   if (width > dpitch || width > spitch)
     return api_error(cudaErrorInvalidPitchValue, file, line,
                      strf("cudaMemcpy2D: a row of %zu bytes is wider than the pitch (dpitch %zu, spitch %zu)", width, dpitch, spitch));
+  if (height && find_alloc(src, 1) && (kind == cudaMemcpyDeviceToHost || (kind == cudaMemcpyDefault && !find_alloc(dst, 1))))
+    device_to_host_copy(width * height, "cudaMemcpy2D", file, line);  // issue 19: host_reads.cpp
   for (size_t row = 0; row < height; ++row) {
     cudaError_t e = cudaMemcpy(static_cast<char*>(dst) + row * dpitch, static_cast<const char*>(src) + row * spitch, width, kind,
                                file, line);
@@ -691,6 +695,7 @@ cudaError_t copy_symbol(void* symbol, size_t symbol_bytes, const char* what, voi
   char* sym = static_cast<char*>(symbol) + offset;
   if (to_symbol) std::memmove(sym, other, count);
   else {
+    if (!other_device) device_to_host_copy(count, "cudaMemcpyFromSymbol", file, line);  // issue 19: host_reads.cpp
     std::memmove(other, sym, count);
     if (a) shadow_host_write(other, count, HostWrite::Copy);
   }

@@ -61,9 +61,10 @@ std::string where(const char* file, int line) {
     char b[PATH_MAX];
     return getcwd(b, sizeof b) ? std::string(b) + "/" : std::string();
   }();
-  std::string f(file);
+  int l = line;
+  std::string f = user_site(file, &l);  // a translated copy names the user's file (symbols.cpp)
   if (!cwd.empty() && f.compare(0, cwd.size(), cwd) == 0) f = f.substr(cwd.size());
-  return strf("%s:%d", f.c_str(), line);
+  return strf("%s:%d", f.c_str(), l);
 }
 
 std::string dim_str(uint3 v, dim3 extent) {
@@ -91,7 +92,7 @@ void fatal(const Diagnosis& d, const std::string& message) {
   // The process ends here, maybe on a simulated thread (a crash, the watchdog): the hook's and
   // _exit's host calls are the simulator's own (host_calls.cpp).
   OwnCalls own;
-  std::fflush(stdout);
+  printf_fifo_flush(nullptr);  // the failing launch's printf output comes before the report, as a learner expects
   std::fprintf(stderr, "cudasim: error: %s\n", message.c_str());
   std::fflush(stderr);
   if (g_hook) {

@@ -7,12 +7,76 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
+#include <mutex>
 
 #include "internal.h"
 
 namespace cudasim {
 namespace detail {
+
+// ---- translated copies: the user's file for a path in the mirror tree ------------------------------
+
+// cu2cpp.py writes every file it translates or copies (the `.cu.cpp` of a source, a header of the
+// mirror tree, the puzzle build's generated/<target>.cu.cpp) as `#line 1 "<the user's file>"` and
+// then the text, line for line. The compiler reports the user's name wherever that directive
+// applies; a location it does not cover (a compiler or addr2line that falls back to the physical
+// file) names the copy. Such a path is turned back here: the user's file, and the line one less
+// (the directive is the copy's first line). The answer is cached per path: where() is called per
+// barrier by the profiler.
+static bool translated_origin(const std::string& path, std::string* origin) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> cache;  // path -> the user's file, or "" for none
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(path);
+  if (it == cache.end()) {
+    std::string found;
+    OwnCalls own;  // the simulator's file read, also from a simulated thread (host_calls.cpp)
+    std::ifstream f(path);
+    std::string first;
+    static const std::string kHead = "#line 1 \"";
+    if (f && std::getline(f, first) && first.compare(0, kHead.size(), kHead) == 0 && first.size() > kHead.size() + 1 &&
+        first.back() == '"')
+      found = first.substr(kHead.size(), first.size() - kHead.size() - 1);
+    it = cache.emplace(path, found).first;
+  }
+  if (it->second.empty()) return false;
+  *origin = it->second;
+  return true;
+}
+
+std::string user_site(std::string file, int* line) {
+  std::string origin;
+  if (translated_origin(file, &origin)) {
+    file = origin;
+    if (*line > 1) --*line;
+  }
+  return file;
+}
+
+// Rewrites every "PATH:LINE" of addr2line's text whose PATH is a translated copy.
+static std::string map_translated_paths(const std::string& text) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t e = text.find('\n', pos);
+    std::string l = text.substr(pos, e == std::string::npos ? std::string::npos : e - pos);
+    pos = e == std::string::npos ? text.size() : e + 1;
+    // "fn at PATH:LINE" (source_of's -f -p form) or "PATH:LINE" (symbolize_sites's form).
+    size_t at = l.rfind(" at ");
+    size_t start = at == std::string::npos ? 0 : at + 4;
+    size_t colon = l.rfind(':');
+    if (colon != std::string::npos && colon > start) {
+      int line = std::atoi(l.c_str() + colon + 1);
+      std::string file = user_site(l.substr(start, colon - start), &line);
+      if (file != l.substr(start, colon - start)) l = l.substr(0, start) + file + strf(":%d", line);
+    }
+    out += l;
+    if (e != std::string::npos) out += '\n';
+  }
+  return out;
+}
 
 // Runs addr2line once on the object `file`, with the options `opts`, for `offsets` (addresses in
 // the object, each followed by `after`), and returns what it printed without addr2line's
@@ -109,6 +173,7 @@ std::string source_of(void* pc) {
     char b[PATH_MAX];
     return getcwd(b, sizeof b) ? std::string(b) + "/" : std::string();
   }();
+  out = map_translated_paths(out);
   for (size_t p; !cwd.empty() && (p = out.find(cwd)) != std::string::npos;) out.erase(p, cwd.size());
   return out;
 }

@@ -76,6 +76,14 @@ enum class Writer : uint8_t { None = 0, Host = 1, Memset = 2, Kernel = 3 };
 // returns false otherwise.
 bool last_writers(const void* p, size_t bytes, Writer* out);
 
+// While forbidden, a copy of device memory into host memory (cudaMemcpy and cudaMemcpyAsync that
+// read device or managed memory into host memory, either kind included cudaMemcpyDefault;
+// cudaMemcpy2D; cudaMemcpyFromSymbol) ends the program with the diagnosis host_copy_in_launcher.
+// The puzzles' harness forbids them while a case runs and lifts the ban for its own downloads of
+// the output: the learner's launchers must leave the answer to their kernels.
+void set_device_to_host_copies_forbidden(bool on);
+bool device_to_host_copies_forbidden();
+
 struct KernelError {
   int code;          // 3 race, 4 other
   const char* kind;  // short machine name: "race", "divergence", "deadlock", "warp", ...

@@ -61,6 +61,8 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device);
 cudaError_t cudaDriverGetVersion(int* v);
 cudaError_t cudaRuntimeGetVersion(int* v);
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes);
+cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value);
+cudaError_t cudaDeviceGetLimit(size_t* value, cudaLimit limit);
 cudaError_t cudaSetDeviceFlags(unsigned flags);
 cudaError_t cudaGetDeviceFlags(unsigned* flags);
 cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache c);

@@ -64,6 +64,7 @@ enum cudaError_t {
   cudaErrorInvalidDeviceFunction = 98,
   cudaErrorNoDevice = 100,
   cudaErrorInvalidDevice = 101,
+  cudaErrorUnsupportedLimit = 215,
   cudaErrorInvalidResourceHandle = 400,
   cudaErrorNotReady = 600,
   cudaErrorIllegalAddress = 700,
@@ -80,6 +81,11 @@ enum cudaMemcpyKind {
 };
 
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
+// cudaDeviceSetLimit / cudaDeviceGetLimit (CUDA's numbering).
+enum cudaLimit {
+  cudaLimitStackSize = 0, cudaLimitPrintfFifoSize = 1, cudaLimitMallocHeapSize = 2, cudaLimitDevRuntimeSyncDepth = 3,
+  cudaLimitDevRuntimePendingLaunchCount = 4, cudaLimitMaxL2FetchGranularity = 5, cudaLimitPersistingL2CacheSize = 6,
+};
 enum cudaFuncCache { cudaFuncCachePreferNone = 0, cudaFuncCachePreferShared = 1, cudaFuncCachePreferL1 = 2, cudaFuncCachePreferEqual = 3 };
 enum cudaSharedMemConfig { cudaSharedMemBankSizeDefault = 0, cudaSharedMemBankSizeFourByte = 1, cudaSharedMemBankSizeEightByte = 2 };
 enum cudaComputeMode { cudaComputeModeDefault = 0, cudaComputeModeExclusive = 1, cudaComputeModeProhibited = 2,
