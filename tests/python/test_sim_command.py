@@ -28,7 +28,14 @@ PROGRAM_SOURCES = [
     ["lock_by_value.cu"],                                  # a by-value parameter with a destructor
     ["multi_file/main.cu", "multi_file/host_reference.cpp"],  # a kernel in a .cuh, a host .cpp
     ["template_header/main.cu"],                           # templated __device__ helpers in a header
+    ["stream_compaction.cu"],                              # out[atomicAdd(&n, 1)] = x: order differs, a note
+    ["spin_lock_sum.cu"],                                  # a float sum under a lock, between and within blocks
+    ["scoped_atomics.cu"],                                 # atomicAdd_block within each block
+    ["message_passing.cu"],                                # cuda::atomic_ref release/acquire between blocks
 ]
+# Programs whose default run the memory checker reports (and their fixed forms): listed here for
+# the nvcc build as well.
+REPORTED_PROGRAMS = [["ticket_reduction.cu"], ["status_halves.cu"], ["ldg_written.cu"]]
 
 
 @pytest.mark.parametrize("sources", PROGRAM_SOURCES, ids=lambda s: s[0])
@@ -38,7 +45,7 @@ def test_program_passes_its_self_check(build_dir, sources):
     assert "Test PASSED" in r.stdout, r
 
 
-@pytest.mark.parametrize("sources", PROGRAM_SOURCES + [["printf_flood.cu"]], ids=lambda s: s[0])
+@pytest.mark.parametrize("sources", PROGRAM_SOURCES + REPORTED_PROGRAMS + [["printf_flood.cu"]], ids=lambda s: s[0])
 def test_program_is_real_cuda_for_nvcc(tmp_path, sources):
     """The programs are CUDA, not simulator dialect: nvcc compiles and links them (nothing runs,
     so no GPU is needed)."""
@@ -433,3 +440,112 @@ def test_device_printf_within_the_buffer_is_printed_once_without_a_note(build_di
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("\n") == 256 * 10 and "thread  255 line       9\n" in r.stdout  # once, not once per schedule
     assert "cudasim: note" not in r.stderr, r.stderr
+def _site(program, marker):
+    """'tests/sim/programs/FILE:LINE' of the line that carries `// @marker`."""
+    for n, line in enumerate((PROGRAMS / program).read_text().splitlines(), 1):
+        if line.rstrip().endswith("// " + marker):
+            return "tests/sim/programs/%s:%d" % (program, n)
+    raise AssertionError("no %s in %s" % (marker, program))
+
+
+# (program, arguments, exit status, [(marker or None, text)...]): each text must be in stderr, with
+# the marker's file:line substituted for "{}" (in order: {0}, {1}).
+MEMORY_MODEL_CASES = [
+    ("ticket_reduction.cu", [], 3, [
+        "read-after-write between write at {0} and read at {1}",
+        "the reader's atomic saw it, but the reader made no acquire",
+        "The checker follows the PTX memory model, more strictly than NVIDIA's threadFenceReduction sample",
+        "a release pattern synchronizes only with an acquire pattern on the reader's side (PTX ISA, Memory Consistency "
+        "Model: an atomic followed by a fence, or an acquire operation)",
+        "Add a __threadfence() after the atomic, in the thread that then reads"],
+     ["@partial-store", "@partial-load"]),
+    ("ticket_reduction.cu", ["--reader-fence"], 0, [], []),
+    ("scoped_atomics.cu", ["--one-counter"], 3, [
+        "write-after-write between block-scope atomic write at {0} and block-scope atomic write at {0}",
+        "in another block, which a block-scope atomic does not synchronise with.",
+        "atomicAdd_block and the other _block atomics (and cuda::thread_scope_block) are atomic only among the threads of "
+        "one block",
+        "Use atomicAdd (or the atomic without _block, cuda::thread_scope_device) when more than one block updates it."],
+     ["@block-add"]),
+    ("message_passing.cu", ["--relaxed"], 3, [
+        "read-after-write between write at {0} and read at {1}",
+        "then block 1 thread 0 read it at {1},\n         in another block, with no release and acquire between them."],
+     ["@message-store", "@message-load"]),
+    ("message_passing.cu", ["--fence-block"], 3, [
+        "read-after-write between write at {0} and read at {1}",
+        "in another block, with no release and acquire between them."],
+     ["@message-store", "@message-load"]),
+    ("message_passing.cu", ["--fence"], 0, [], []),
+    ("status_halves.cu", [], 3, [
+        "read-after-write between atomic write at {0} and volatile read at {2}",
+        "read-after-write between atomic write at {1} and volatile read at {2}",
+        "only when they cover the same bytes",
+        "pack the flag and the value into one 64-bit atomicExch or atomicCAS"],
+     ["@value-half", "@flag-half", "@volatile-read"]),
+    ("status_halves.cu", ["--plain"], 3, [
+        "read-after-write between atomic write at {0} and read at {2}",
+        "A plain load of an element that another thread updates with an atomic, with no order between them, is a data "
+        "race (PTX memory model)"],
+     ["@value-half", "@flag-half", "@plain-read"]),
+    ("status_halves.cu", ["--packed"], 0, [], []),
+    ("ldg_written.cu", [], 3, [
+        "read-after-write between write at {0} and read-only-path (__ldg) read at {1}",
+        "in another block of the same launch (the read-only path is not coherent with it).",
+        "fences do not make it so",
+        "Use a plain load here (or a volatile load or an atomic), or split the work into two kernel launches."],
+     ["@table-store", "@table-load"]),
+    ("ldg_written.cu", ["--plain-load"], 0, [], []),
+]
+
+
+@pytest.mark.parametrize("case", MEMORY_MODEL_CASES, ids=lambda c: " ".join([c[0]] + c[1]))
+def test_memory_model_verdicts(build_dir, case):
+    """Scopes, mixed accesses, the read-only path and the reader's acquire (issue 19): the verdict
+    and the lines of the message, and the fixed form's pass."""
+    program, args, status, texts, markers = case
+    r = sim(build_dir, PROGRAMS / program, *(["--"] + args if args else []))
+    assert r.returncode == status, r
+    sites = [_site(program, m) for m in markers]
+    for t in texts:
+        assert t.format(*sites) in r.stderr, (t.format(*sites), r.stderr)
+    if status == 0:
+        assert "Test PASSED" in r.stdout, r
+    else:
+        assert "race in kernel" in r.stderr and "Test PASSED" not in r.stdout, r
+
+
+def test_stream_compaction_note_names_indices_from_atomics(build_dir):
+    r = sim(build_dir, PROGRAMS / "stream_compaction.cu")
+    assert r.returncode == 0, r
+    assert "cudasim: note: kernel keep_multiples_of_3" in r.stderr, r
+    assert "an index taken with atomicAdd, out[atomicAdd(&n, 1)] = x" in r.stderr, r
+    assert "That is not a race" in r.stderr, r
+
+
+def test_uninitialized_read_is_a_warning_in_a_program(build_dir, tmp_path):
+    """Outside the puzzles an uninitialized read whose garbage never reaches device memory is a
+    warning and the program goes on; garbage that reaches device memory differs between the
+    schedules and is reported as a race."""
+    (tmp_path / "uninit.cu").write_text(
+        "#include <cstdio>\n"
+        "__global__ void k(int* out, bool leak) {\n"
+        "  __shared__ int s[64];\n"
+        "  int g = *(volatile int*)&s[threadIdx.x];\n"  # line 4: read before any write
+        "  s[threadIdx.x] = threadIdx.x;\n"
+        "  __syncthreads();\n"
+        "  out[threadIdx.x] = s[63 - threadIdx.x] + (leak ? g : 0);\n"
+        "}\n"
+        "int main(int argc, char**) {\n"
+        "  int* d; cudaMalloc(&d, 64 * sizeof(int));\n"
+        "  k<<<1, 64>>>(d, argc > 1);\n"
+        "  int h[64]; cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);\n"
+        '  printf("done %d\\n", h[0]);\n'
+        "  return 0;\n}\n")
+    r = sim(build_dir, tmp_path / "uninit.cu")
+    assert r.returncode == 0, r
+    assert "cudasim: warning: uninitialized read in kernel k" in r.stderr, r
+    assert "uninit.cu:4" in r.stderr and "The program goes on" in r.stderr, r
+    assert "done 63" in r.stdout, r
+    r = sim(build_dir, tmp_path / "uninit.cu", "--", "leak")
+    assert r.returncode == 3, r
+    assert "the result depends on the order in which threads run (or on what uninitialized memory holds" in r.stderr, r

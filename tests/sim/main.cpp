@@ -19,6 +19,8 @@ CATCH_TRANSLATE_EXCEPTION(const cudasim::KernelError& e) {
 
 int main(int argc, char** argv) {
   cudasim::set_error_mode(cudasim::ErrorMode::Throw);
+  // The tests assert the course's errors: an uninitialized read stops the kernel, as in the puzzles.
+  cudasim::options().undefined_values_are_errors = true;
   // The worker pool is created at the first launch; 4 workers make blocks of one grid run
   // concurrently (per-block isolation of shared memory, atomics from several OS threads).
   if (!std::getenv("CUDASIM_WORKERS")) cudasim::options().workers = 4;

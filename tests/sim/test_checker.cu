@@ -699,3 +699,169 @@ TEST_CASE("checker: uninitialized shared memory is 0xCD in the first schedule, 0
     REQUIRE_THAT(e.message, Catch::Contains("[0] forward: 3452816845   forward: 2139062143"));
   }
 }
+
+// ---- scopes, mixed accesses, the read-only path, the reader's acquire (issue 19) ---------------
+
+// A release made with __threadfence_block() orders nothing for another block: block 0 writes,
+// fences at block scope and raises the flag; block 1 waits for the flag, fences, reads.
+template <bool DeviceFence>
+__global__ void fence_scope_publish(int* data, int* flag, int* out) {
+  if (blockIdx.x == 0) {
+    data[0] = 42;  // @fs-write
+    if (DeviceFence) __threadfence();
+    else __threadfence_block();
+    atomicExch(flag, 1);
+  } else {
+    while (atomicAdd(flag, 0) == 0) {
+    }
+    __threadfence();
+    out[0] = data[0];  // @fs-read
+  }
+}
+
+TEST_CASE("checker: __threadfence_block() does not publish to another block; __threadfence() does", "[checker][scope]") {
+  Buf<int> data(1, 0), flag(1, 0), out(1, 0);
+  fence_scope_publish<true><<<2, 1>>>(data, flag, out);
+  REQUIRE(out.download()[0] == 42);
+  flag.upload({0});
+  cudasim::KernelError e = kernel_error([&] { fence_scope_publish<false><<<2, 1>>>(data, flag, out); });
+  REQUIRE(e.code == 3);
+  REQUIRE(std::string(e.diagnosis) == "race_device");
+  REQUIRE_THAT(e.message, Catch::Contains("read-after-write between write at " + SITE("@fs-write") + " and read at " +
+                                          SITE("@fs-read")));
+  REQUIRE_THAT(e.message, Catch::Contains("[0] at " + SITE("@fs-write") + ", then block 1 thread 0 read it at " + SITE("@fs-read")));
+  REQUIRE_THAT(e.message, Catch::Contains("in another block, with no release and acquire between them."));
+}
+
+// A status word published as two 32-bit atomics (flag half, then value half) and read as one 64-bit
+// word: the reader can see one half without the other. Read as a 32-bit volatile word of the same
+// bytes as the atomic that wrote it, it is fine (both strong, the same bytes).
+template <int How>  // 0: volatile 64-bit read, 1: plain 64-bit read, 2: volatile 32-bit read of the flag
+__global__ void split_status(unsigned long long* status, unsigned long long* out) {
+  unsigned* halves = reinterpret_cast<unsigned*>(status);
+  if (threadIdx.x == 0) {
+    atomicExch(&halves[1], 7u);  // @ss-value
+    atomicExch(&halves[0], 1u);  // @ss-flag
+  } else if (threadIdx.x == 32) {
+    if (How == 0) out[0] = *reinterpret_cast<volatile unsigned long long*>(status);  // @ss-vread
+    if (How == 1) out[0] = *status;  // @ss-read
+    if (How == 2) out[0] = *reinterpret_cast<volatile unsigned*>(&halves[0]) <= 1u;  // 0 or 1, in any order
+  }
+  __syncthreads();  // (so that no access is a tail call, whose return address is the kernel's caller)
+}
+
+TEST_CASE("checker: a 64-bit read of a word written by two 32-bit atomics is a mixed-access race", "[checker][mixed]") {
+  Buf<unsigned long long> status(1, 0ull), out(1, 0ull);
+  cudasim::KernelError e = kernel_error([&] { split_status<0><<<1, 64>>>(status, out); });
+  REQUIRE(e.code == 3);
+  REQUIRE(std::string(e.diagnosis) == "race_mixed_access");
+  REQUIRE_THAT(e.message, Catch::Contains("read-after-write between atomic write at " + SITE("@ss-value") +
+                                          " and volatile read at " + SITE("@ss-vread")));
+  REQUIRE_THAT(e.message, Catch::Contains("only when they cover the same bytes") &&
+                              Catch::Contains("one 64-bit atomicExch or atomicCAS"));
+  status.upload({0ull});
+  e = kernel_error([&] { split_status<1><<<1, 64>>>(status, out); });
+  REQUIRE(std::string(e.diagnosis) == "race_mixed_access");
+  REQUIRE_THAT(e.message, Catch::Contains("read-after-write between atomic write at " + SITE("@ss-flag") + " and read at " +
+                                          SITE("@ss-read")));
+  REQUIRE_THAT(e.message, Catch::Contains("A plain load of an element that another thread updates with an atomic"));
+  status.upload({0ull});
+  split_status<2><<<1, 64>>>(status, out);
+  REQUIRE(out.download()[0] == 1ull);
+}
+
+// __ldg reads through the read-only cache, which does not see what other blocks write during the
+// launch: block 1 reads with __ldg what block 0 wrote (fenced and flagged: no fence helps).
+__global__ void ldg_of_written(int* data, int* flag, int* out) {
+  if (blockIdx.x == 0) {
+    data[threadIdx.x] = threadIdx.x;  // @ldg-write
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) atomicExch(flag, 1);
+  } else {
+    if (threadIdx.x == 0)
+      while (atomicAdd(flag, 0) == 0) {
+      }
+    __threadfence();
+    __syncthreads();
+    out[threadIdx.x] = __ldg(&data[threadIdx.x]);  // @ldg-read
+  }
+}
+__global__ void ldg_of_input(const int* in, int* out) { out[threadIdx.x] = __ldg(&in[threadIdx.x]) + __ldg(&in[0]); }
+
+TEST_CASE("checker: __ldg of data another block writes in the launch is a read-only-path race", "[checker][ldg]") {
+  Buf<int> data(32, 0), flag(1, 0), out(32, 0);
+  cudasim::KernelError e = kernel_error([&] { ldg_of_written<<<2, 32>>>(data, flag, out); });
+  REQUIRE(e.code == 3);
+  REQUIRE(std::string(e.diagnosis) == "race_read_only");
+  REQUIRE_THAT(e.message, Catch::Contains("read-after-write between write at " + SITE("@ldg-write") +
+                                          " and read-only-path (__ldg) read at " + SITE("@ldg-read")));
+  REQUIRE_THAT(e.message, Catch::Contains("in another block of the same launch (the read-only path is not coherent with it)."));
+  REQUIRE_THAT(e.message, Catch::Contains("fences do not make it so") && Catch::Contains("split the work into two kernel launches"));
+  // Input that nothing writes during the launch: fine.
+  Buf<int> in(iota(32)), o2(32, 0);
+  ldg_of_input<<<1, 32>>>(in, o2);
+  std::vector<int> h2 = o2.download();
+  for (int t = 0; t < 32; ++t) REQUIRE(h2[t] == t);
+}
+
+// The last-block ticket with the counter in a __device__ variable: each block stores its partial,
+// fences and takes a ticket; the block that draws the last one sums the partials. Without a fence
+// after its atomic, the reader has not acquired (PTX); with it, the pattern is correct.
+__device__ unsigned g_ticket;
+template <bool ReaderFence>
+__global__ void ticket_sum(const int* in, int* partials, int* total) {
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = in[blockIdx.x] * 2;  // @tkd-write
+    __threadfence();
+    unsigned t = atomicInc(&g_ticket, gridDim.x - 1);
+    if (ReaderFence) __threadfence();
+    last = t == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (last && threadIdx.x == 0) {
+    int s = 0;
+    for (unsigned b = 0; b < gridDim.x; ++b) s += partials[b];  // @tkd-read
+    *total = s;
+  }
+}
+
+TEST_CASE("checker: the last-block ticket needs the reader's fence (PTX), also with a __device__ counter", "[checker][ticket]") {
+  Buf<int> in(iota(8, 1)), partials(8, 0), total(1, 0);
+  ticket_sum<true><<<8, 32>>>(in, partials, total);
+  REQUIRE(total.download()[0] == 72);
+  cudasim::KernelError e = kernel_error([&] { ticket_sum<false><<<8, 32>>>(in, partials, total); });
+  REQUIRE(e.code == 3);
+  REQUIRE(std::string(e.diagnosis) == "race_device");
+  REQUIRE_THAT(e.message, Catch::Contains("read-after-write between write at " + SITE("@tkd-write") + " and read at " +
+                                          SITE("@tkd-read")));
+  REQUIRE_THAT(e.message, Catch::Contains("the reader's atomic saw it, but the reader made no acquire"));
+  REQUIRE_THAT(e.message, Catch::Contains("more strictly than NVIDIA's threadFenceReduction sample"));
+  REQUIRE_THAT(e.message, Catch::Contains("PTX ISA, Memory Consistency Model: an atomic followed by a fence, or an acquire operation"));
+  REQUIRE_THAT(e.message, Catch::Contains("Add a __threadfence() after the atomic, in the thread that then reads"));
+}
+
+// An uninitialized shared read whose value never reaches device memory: outside the puzzles
+// (undefined_values_are_errors false) a warning, and the program goes on; in the puzzles an error.
+__global__ void uninit_unused(int* out) {
+  __shared__ int s[64];
+  (void)*reinterpret_cast<volatile int*>(&s[threadIdx.x]);  // read before any write, value unused
+  s[threadIdx.x] = threadIdx.x;
+  __syncthreads();
+  out[threadIdx.x] = s[63 - threadIdx.x];
+}
+
+TEST_CASE("checker: an uninitialized read is a warning when undefined values are not errors", "[checker][uninit]") {
+  Buf<int> out(64, -1);
+  {
+    OptionsGuard g;
+    cudasim::options().undefined_values_are_errors = false;
+    uninit_unused<<<1, 64>>>(out);
+    std::vector<int> h = out.download();
+    for (int t = 0; t < 64; ++t) REQUIRE(h[t] == 63 - t);
+  }
+  cudasim::KernelError e = kernel_error([&] { uninit_unused<<<1, 64>>>(out); });
+  REQUIRE(std::string(e.diagnosis) == "uninit_shared");
+  REQUIRE(e.code == 4);
+}

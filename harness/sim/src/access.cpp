@@ -60,7 +60,20 @@ static inline DevShadow* device_region(uintptr_t a) {
   return d;
 }
 
-__attribute__((noinline)) static void on_access(uintptr_t a, size_t size, bool write, bool read, bool atomic, void* ra) {
+__thread unsigned char tl_atomic_scope = kScopeDevice;
+
+// Memory orders as fences (tsan passes GCC's __ATOMIC_* values): a release order is a fence of the
+// atomic's scope before it, an acquire order one after it.
+static inline bool releases(int mo) { return mo == __ATOMIC_RELEASE || mo == __ATOMIC_ACQ_REL || mo == __ATOMIC_SEQ_CST; }
+static inline bool acquires(int mo) {
+  return mo == __ATOMIC_ACQUIRE || mo == __ATOMIC_CONSUME || mo == __ATOMIC_ACQ_REL || mo == __ATOMIC_SEQ_CST;
+}
+
+static inline void raise_fence(Worker& w, Thread& t, unsigned char scope) { Observers::fence(w, t, scope); }
+
+// `how`: kHow* bits (events.h); `mo`: an atomic's memory order (-1: not an atomic).
+__attribute__((noinline)) static void on_access(uintptr_t a, size_t size, bool write, bool read, bool atomic, void* ra,
+                                                uint8_t how = 0, int mo = __ATOMIC_RELAXED) {
   Worker* w = tl_worker;
   if (__builtin_expect(!w || !(w->observed || w->spin_watch), 1)) return;
   ThreadView* tv = tl_thread;
@@ -69,13 +82,29 @@ __attribute__((noinline)) static void on_access(uintptr_t a, size_t size, bool w
   if (a - t.stack_lo < w->stack_bytes) return;  // the thread's own locals
   if (w->spin_watch) watch_spin(*w, t, a, write, atomic, ra);
   if (!w->observed) return;
+  const unsigned char scope = atomic ? tl_atomic_scope : (unsigned char)kScopeDevice;
+  if (atomic && releases(mo)) raise_fence(*w, t, scope);
   Space space;
   DevShadow* region = nullptr;
   if (a - w->sh_lo < w->sh_len) space = Space::Shared;
   else if (a - w->dyn_lo < w->dyn_len) space = Space::Dynamic;
   else if ((region = device_region(a))) space = Space::Device;
-  else return;
-  Observers::access(AccessEvent{*w, t, a, size, pc32(ra), space, write, read, atomic, region});
+  else {
+    // Memory with no shadow (a __device__ variable): an atomic there still synchronises.
+    if (atomic) {
+      MemoryChecker::unshadowed_atomic(*w, t, scope);
+      if (acquires(mo)) raise_fence(*w, t, scope);
+    }
+    return;
+  }
+  Observers::access(AccessEvent{*w, t, a, size, pc32(ra), space, write, read, atomic, region, how, uint8_t(atomic ? scope : 0)});
+  if (atomic && acquires(mo)) raise_fence(*w, t, scope);
+}
+
+void scoped_fence(unsigned char scope) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  Worker* w = tl_worker;
+  if (w && tl_thread) raise_fence(*w, *reinterpret_cast<Thread*>(tl_thread), scope);
 }
 
 }  // namespace detail
@@ -89,11 +118,24 @@ __attribute__((noinline)) static void on_access(uintptr_t a, size_t size, bool w
 // each access a call, one load of a plain global and a return: cudasim::detail::on_access reads
 // thread-locals and saves registers before its first test, which made it the top of a perf
 // profile of the fast path (scripts/bench_sim.py).
-static inline __attribute__((always_inline)) void on_access(uintptr_t a, size_t size, bool write, bool read, bool atomic,
-                                                            void* ra) {
-  if (__builtin_expect(cudasim::detail::g_observed_launch, 0)) cudasim::detail::on_access(a, size, write, read, atomic, ra);
+static inline __attribute__((always_inline)) void front_access(uintptr_t a, size_t size, bool write, bool read, bool atomic,
+                                                            void* ra, uint8_t how = 0, int mo = __ATOMIC_RELAXED) {
+  if (__builtin_expect(cudasim::detail::g_observed_launch, 0))
+    cudasim::detail::on_access(a, size, write, read, atomic, ra, how, mo);
 }
 #define RA __builtin_return_address(0)
+
+namespace cudasim {
+namespace detail {
+void read_only_load(const void* p, size_t bytes, void* out) {
+  ::front_access(reinterpret_cast<uintptr_t>(p), bytes, false, true, false, RA, kHowReadOnly);
+  std::memcpy(out, p, bytes);
+}
+}  // namespace detail
+}  // namespace cudasim
+
+using cudasim::detail::kHowCas;
+using cudasim::detail::kHowVolatile;
 
 extern "C" {
 void __tsan_init() {}
@@ -102,87 +144,91 @@ void __tsan_func_exit() {}
 void __tsan_vptr_update(void**, void*) {}
 void __tsan_vptr_read(void**) {}
 
+// Volatile accesses are strong (relaxed, system scope) in the PTX memory model: against an atomic
+// of the same bytes they are not a race. Against plain accesses and each other they are checked
+// like plain ones (the old "volatile last warp" idiom stays a race).
 #define CUDASIM_PLAIN(n)                                                                             \
-  void __tsan_read##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); }   \
-  void __tsan_write##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); }  \
-  void __tsan_unaligned_read##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); } \
-  void __tsan_unaligned_write##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); } \
-  void __tsan_volatile_read##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); }  \
-  void __tsan_volatile_write##n(void* a) { on_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); }
+  void __tsan_read##n(void* a) { front_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); }   \
+  void __tsan_write##n(void* a) { front_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); }  \
+  void __tsan_unaligned_read##n(void* a) { front_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); } \
+  void __tsan_unaligned_write##n(void* a) { front_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); } \
+  void __tsan_volatile_read##n(void* a) { front_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA, kHowVolatile); }  \
+  void __tsan_volatile_write##n(void* a) { front_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA, kHowVolatile); }
 CUDASIM_PLAIN(1)
 CUDASIM_PLAIN(2)
 CUDASIM_PLAIN(4)
 CUDASIM_PLAIN(8)
 CUDASIM_PLAIN(16)
 #undef CUDASIM_PLAIN
-void __tsan_read_range(void* a, unsigned long n) { on_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); }
-void __tsan_write_range(void* a, unsigned long n) { on_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); }
+void __tsan_read_range(void* a, unsigned long n) { front_access(reinterpret_cast<uintptr_t>(a), n, false, true, false, RA); }
+void __tsan_write_range(void* a, unsigned long n) { front_access(reinterpret_cast<uintptr_t>(a), n, true, false, false, RA); }
 void* __tsan_memcpy(void* d, const void* s, unsigned long n) {
-  on_access(reinterpret_cast<uintptr_t>(s), n, false, true, false, RA);
-  on_access(reinterpret_cast<uintptr_t>(d), n, true, false, false, RA);
+  front_access(reinterpret_cast<uintptr_t>(s), n, false, true, false, RA);
+  front_access(reinterpret_cast<uintptr_t>(d), n, true, false, false, RA);
   return std::memcpy(d, s, n);
 }
 void* __tsan_memmove(void* d, const void* s, unsigned long n) {
-  on_access(reinterpret_cast<uintptr_t>(s), n, false, true, false, RA);
-  on_access(reinterpret_cast<uintptr_t>(d), n, true, false, false, RA);
+  front_access(reinterpret_cast<uintptr_t>(s), n, false, true, false, RA);
+  front_access(reinterpret_cast<uintptr_t>(d), n, true, false, false, RA);
   return std::memmove(d, s, n);
 }
 void* __tsan_memset(void* d, int v, unsigned long n) {
-  on_access(reinterpret_cast<uintptr_t>(d), n, true, false, false, RA);
+  front_access(reinterpret_cast<uintptr_t>(d), n, true, false, false, RA);
   return std::memset(d, v, n);
 }
 void __tsan_atomic_thread_fence(int) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 void __tsan_atomic_signal_fence(int) {}
 
-// Atomics: perform the operation (sequentially consistent: stronger than CUDA's relaxed atomics,
-// which only hides bugs the hazard check reports anyway), then record it.
+// Atomics: perform the operation (sequentially consistent on the CPU, which is at least as strong
+// as any order the code asked for), then record it with the order it asked for (`mo`): release
+// and acquire orders are fences around it in the checker's model.
 #define CUDASIM_ATOMICS(bits, T)                                                                               \
-  T __tsan_atomic##bits##_load(const volatile T* a, int) {                                                     \
-    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), false, true, true, RA);                               \
+  T __tsan_atomic##bits##_load(const volatile T* a, int mo) {                                                  \
+    front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), false, true, true, RA, 0, mo);                        \
     return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                               \
   }                                                                                                            \
-  void __tsan_atomic##bits##_store(volatile T* a, T v, int) {                                                  \
-    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, false, true, RA);                               \
+  void __tsan_atomic##bits##_store(volatile T* a, T v, int mo) {                                               \
+    front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, false, true, RA, 0, mo);                        \
     __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                                  \
   }                                                                                                            \
-  T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) {                                                  \
-    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, false, true, RA);                               \
+  T __tsan_atomic##bits##_exchange(volatile T* a, T v, int mo) {                                               \
+    front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, false, true, RA, 0, mo);                        \
     return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                        \
   }                                                                                                            \
-  T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int) {                                                 \
-    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+  T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int mo) {                                              \
+    front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, 0, mo);                         \
     return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                                         \
   }                                                                                                            \
-  T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int) {                                                 \
-    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+  T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int mo) {                                              \
+    front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, 0, mo);                         \
     return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                                         \
   }                                                                                                            \
-  T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int) {                                                 \
-    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+  T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int mo) {                                              \
+    front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, 0, mo);                         \
     return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                                         \
   }                                                                                                            \
-  T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int) {                                                  \
-    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+  T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int mo) {                                               \
+    front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, 0, mo);                         \
     return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                                          \
   }                                                                                                            \
-  T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int) {                                                 \
-    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+  T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int mo) {                                              \
+    front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, 0, mo);                         \
     return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                                         \
   }                                                                                                            \
-  T __tsan_atomic##bits##_fetch_nand(volatile T* a, T v, int) {                                                \
-    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+  T __tsan_atomic##bits##_fetch_nand(volatile T* a, T v, int mo) {                                             \
+    front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, 0, mo);                         \
     return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                                        \
   }                                                                                                            \
-  int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {                      \
-    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+  int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* c, T v, int mo, int) {                   \
+    front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, kHowCas, mo);                   \
     return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                    \
   }                                                                                                            \
-  int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {                        \
-    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+  int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* c, T v, int mo, int) {                     \
+    front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, kHowCas, mo);                   \
     return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                    \
   }                                                                                                            \
-  T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, T v, int, int) {                            \
-    on_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA);                                \
+  T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, T v, int mo, int) {                         \
+    front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, kHowCas, mo);                   \
     __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                          \
     return c;                                                                                                  \
   }

@@ -28,13 +28,22 @@ enum class Kind : uint8_t;  // diagnosis.h
 struct Stamp {
   uint32_t run;
   uint32_t epoch;   // which __syncthreads interval of the block
-  uint32_t pc;      // the access's code address, relative to the executable's base
+  uint32_t pc;      // the access's code address, relative to the executable's base (kPcMask), and kPc* bits
   uint16_t wclock;  // the lane's own warp clock when it accessed
   uint16_t thread;  // linear thread index in the block
   uint16_t carr;    // arrivals of the thread at its cuda::barrier (its last used slot) before the access
   uint8_t fences;   // __threadfence() calls the thread had made before the access
   uint8_t flags;    // bit 0: atomic; bits 1-3: cuda::barrier slot (7: none); bits 4-7: bytes of the word
 };
+// The top bits of Stamp::pc say how the access was made (the code addresses of an executable of
+// less than 128 MiB fit below them); reports mask them off.
+static constexpr uint32_t kPcMask = 0x07ffffffu;
+static constexpr unsigned kPcScopeShift = 30;        // 2 bits: an atomic's scope (kScope* in runtime.h)
+static constexpr uint32_t kPcStrong = 1u << 29;      // volatile: strong (relaxed, system scope) in PTX terms
+static constexpr uint32_t kPcWide = 1u << 28;        // the access spans more than this word (8 or 16 bytes)
+static constexpr uint32_t kPcReadOnly = 1u << 27;    // a load through the read-only path (__ldg)
+inline uint32_t stamp_pc(const Stamp& s) { return s.pc & kPcMask; }
+inline unsigned stamp_scope(const Stamp& s) { return s.pc >> kPcScopeShift; }
 static constexpr uint8_t kNoSlot = 7;
 static constexpr uint8_t kAtomic = 1;
 inline unsigned stamp_slot(const Stamp& s) { return (s.flags >> 1) & 7; }
@@ -54,11 +63,13 @@ struct ThreadCheck {
   uint16_t carr[4];   // arrivals at each tracked cuda::barrier
   uint16_t cwait[4];  // phases of each tracked cuda::barrier this thread has waited for
   uint8_t cslot;
-  bool fenced;          // a __threadfence() since the last atomic: the next atomic releases
+  uint8_t fenced;       // a fence since the last atomic, the next atomic releases: 0 none, 1 block scope, 2 device
+  bool did_atomic;      // a device atomic in this launch: its later plain stores may depend on the order (an index, a lock)
   uint16_t fences;
   uint32_t fence_epoch;
-  uint64_t seen;        // releases visible to the thread's last atomic
-  uint64_t acq;         // releases this thread has acquired (atomic, then fence)
+  uint64_t seen;        // releases visible to the thread's last device-scope atomic
+  uint64_t acq;         // releases this thread has acquired at device scope (atomic, then fence)
+  uint64_t seen_b, acq_b;  // the same at block scope (any atomic, any fence): orders within the block
   uint32_t bars;        // __syncthreads() calls passed
   uint32_t last_pc;     // its last access, for "returned after ..." messages
 };
@@ -87,7 +98,9 @@ struct MemoryChecker : NoEvents {
   static void barrier(Worker& w, const char* file, int line);
   // The lanes that met are ordered with each other.
   static void warp_collective(Worker& w, unsigned warp_index, const WarpGroup& g);
-  static void fence(Worker& w, Thread& t);
+  static void fence(Worker& w, Thread& t, uint8_t scope);
+  // An atomic on memory with no shadow (a __device__ variable): it still releases and acquires.
+  static void unshadowed_atomic(Worker& w, Thread& t, uint8_t scope);
   // What the thread does after arriving belongs to the next phase.
   static void cbar_arrive(Worker& w, Thread& t, const CBarState* b, uint64_t phase, bool completes, const char* file, int line);
   static void cbar_waited(Worker& w, Thread& t, const CBarState* b, uint64_t phase);
@@ -103,7 +116,9 @@ void shadow_host_write(const void* dst, size_t bytes, HostWrite how);
 void shadow_device_copy(void* dst, const void* src, size_t bytes);
 void shadow_alloc(uintptr_t data, size_t bytes, int id, uintptr_t map_lo, uintptr_t map_hi);
 void shadow_free(uintptr_t data);
-// Whether the last write of every word of [p, p + bytes) in the checked run was an atomic.
+// Whether the last write of every word of [p, p + bytes) in the checked run was an atomic, or a
+// plain store by a thread that had already used a device atomic in the launch (an index taken
+// with an atomic, a value computed under a lock): its order is legally unspecified.
 bool written_by_atomic(uintptr_t p, size_t bytes);
 // A code address (as stored in a Stamp) as "file:line" of the learner's source, or "?".
 std::string site_of(uint32_t pc);

@@ -50,11 +50,35 @@ static inline uint32_t set_dev_init(uint32_t init, uint32_t mask, unsigned kind)
 
 // ---- the launch being checked ------------------------------------------------------------------
 
-struct Release {  // a __threadfence() followed by an atomic: the block's earlier writes are published
+struct Release {  // a fence followed by an atomic: the block's earlier writes are published
   uint64_t seq;
   uint32_t epoch;  // writes of the block in earlier barrier intervals are covered
   uint16_t thread;
   uint16_t fences;  // and the releasing thread's own writes made before its fence
+  bool device;      // device scope (fence and atomic): also for other blocks; else for the block's own threads
+};
+// What a hazard is, beyond its read/write kind: each class has its own advice and diagnosis kind.
+enum class HazardClass : uint8_t {
+  Plain,          // two accesses, at least one a plain write, unordered
+  Scope,          // an atomic whose scope (block) does not contain the other thread
+  MixedSize,      // two strong accesses (atomic, volatile) that overlap without covering the same bytes
+  ReadOnly,       // a read-only-path load of bytes another block of the launch writes
+  PlainVsAtomic,  // a plain read and an atomic write, unordered, and no CAS validated the read
+};
+// A plain read that met an unordered atomic write: a race unless the reading thread validates the
+// value with an atomicCAS on the same word later in its block (a CAS loop). Made only when such a
+// conflict was found; settled at the reader's CAS or its block's end.
+struct PendingRead {
+  uint32_t run;  // the reading thread's block run and thread
+  uint16_t thread;
+  Space space;
+  uintptr_t word;  // the word's address
+  Stamp a;         // the earlier access of the pair, and the later one with where it happened
+  Stamp s;
+  uintptr_t addr;
+  Worker* w;
+  const char* kind;
+  uint32_t read_pc;  // the plain read's code address (kPcMask)
 };
 struct ArgName {
   uintptr_t ptr;
@@ -78,6 +102,9 @@ struct Finding {
   uint32_t pc_a, pc_b;
   bool atomic_a, atomic_b;
   bool same_warp, cbar, cross_block, same_line_rmw;
+  HazardClass cls;
+  uint32_t bits_a, bits_b;  // the kPc* bits of the two accesses (how each was made)
+  bool missing_acquire;     // across blocks: the reader's atomic saw the writer's release, but no acquire followed
   uint32_t epoch;
   const char* from_file;
   int from_line;
@@ -99,6 +126,10 @@ struct Checker {
   DevShadow* mru2 = nullptr;
   std::vector<Finding> hazards, uninit;
   int total_hazards = 0, total_uninit = 0;
+  std::vector<uint8_t> run_done;      // per run of this launch: the block has ended
+  std::vector<PendingRead> pending;   // plain reads that met an atomic write (PendingRead)
+  std::vector<uint32_t> cas_read_sites;  // read sites (pc) whose reads a CAS validated: a CAS loop's first read
+  std::vector<std::string> uninit_warned;  // launch sites whose uninitialized read was a warning already
 };
 extern Checker g_chk;  // hazards.cpp
 
@@ -112,7 +143,30 @@ struct Ctx {
   Stamp s;
   Space space;
   uintptr_t addr;
+  bool via_atomic;  // a store whose value or index may have come through an atomic (ThreadCheck::did_atomic)
 };
+// The bit of a device cell's `init` word that says its last write was an atomic or a store by a
+// thread that had used a device atomic (written_by_atomic: a schedule difference there is a note).
+static constexpr uint32_t kInitViaAtomic = 1u << 16;
+
+// An atomic outside shared memory: a release (a fence since the thread's last atomic, then this
+// atomic) publishes the block's writes; the atomic observes every release made so far. A
+// block-scope fence or atomic releases and observes for the block's own threads only.
+static inline void atomic_sync(WorkerCheck& wc, ThreadCheck& k, uint16_t thread, unsigned scope) {
+  Checker& ch = g_chk;
+  const bool device = scope < kScopeBlock;
+  if (k.fenced) {
+    ch.releases[wc.run - ch.first_run].push_back(
+        Release{++ch.rel_seq, k.fence_epoch, thread, uint16_t(std::min<unsigned>(k.fences, 255)), device && k.fenced == 2});
+    k.fenced = 0;
+  }
+  if (device) {
+    k.seen = ch.rel_seq;
+    wc.blk_seen_pending = std::max(wc.blk_seen_pending, k.seen);
+  }
+  k.seen_b = ch.rel_seq;
+  k.did_atomic = true;
+}
 
 // ---- findings (findings.cpp) ----------------------------------------------------------------------
 
@@ -121,7 +175,14 @@ struct Ctx {
 Where describe(Worker& w, Space sp, uintptr_t a);
 std::string where_str(const Where& x);
 // Reports are rare: kept out of line so that the per-access path stays small.
-__attribute__((noinline, cold)) void record_hazard(const Ctx& c, const Stamp& a, const char* kind);
+__attribute__((noinline, cold)) void record_hazard(const Ctx& c, const Stamp& a, const char* kind,
+                                                  HazardClass cls = HazardClass::Plain);
+// A PendingRead for the pair (a, c): reported at the reader's block end unless its CAS settles it.
+__attribute__((noinline, cold)) void defer_hazard(const Ctx& c, const Stamp& a, const char* kind, uint32_t run, uint16_t thread);
+// The reader's atomicCAS on [lo, hi): its pending plain reads of those words were a CAS loop's.
+__attribute__((noinline, cold)) void settle_pending(uint32_t run, uint16_t thread, uintptr_t lo, uintptr_t hi);
+// Reports the pending reads of the block run `run` (at its end).
+void report_pending(uint32_t run);
 __attribute__((noinline, cold)) void record_uninit(const Ctx& c);
 // An access outside its array or buffer: ends the kernel with the report `what` completes.
 [[noreturn]] __attribute__((noinline, cold)) void out_of_bounds(Ctx& c, bool write, const std::string& what);

@@ -27,6 +27,9 @@
   X(race_shared, 3, "race")                       \
   X(race_device, 3, "race")                       \
   X(race_schedule, 3, "race")                     \
+  X(race_atomic_scope, 3, "race")                 \
+  X(race_mixed_access, 3, "race")                 \
+  X(race_read_only, 3, "race")                    \
   X(uninit_shared, 4, "uninitialized")            \
   X(uninit_device, 4, "uninitialized")            \
   X(warp_lane_returned, 4, "warp")                \

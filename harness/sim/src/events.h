@@ -46,7 +46,10 @@ struct AccessEvent {
   Space space;
   bool write, read, atomic;  // an atomic read-modify-write has all three
   DevShadow* region;         // Space::Device: the buffer it lands in (canaries and slack included)
+  uint8_t how;               // kHow* bits: volatile, read-only path, compare-and-swap
+  uint8_t scope;             // an atomic's scope (kScope* in cudasim/runtime.h)
 };
+enum : uint8_t { kHowVolatile = 1, kHowReadOnly = 2, kHowCas = 4 };
 
 // A kernel launch: once per schedule. `ptrs`/`names` are the kernel's pointer arguments and their
 // parameter names (for reports that say `out[3]`).
@@ -67,7 +70,8 @@ struct NoEvents {
   static void barrier(Worker&, const char* /*file*/, int /*line*/) {}
   // The lanes of a warp met in a *_sync call (shuffle, vote, __syncwarp, __activemask).
   static void warp_collective(Worker&, unsigned /*warp_index*/, const WarpGroup&) {}
-  static void fence(Worker&, Thread&) {}
+  // A fence of the given scope (kScope* in cudasim/runtime.h).
+  static void fence(Worker&, Thread&, uint8_t /*scope*/) {}
   static void cbar_arrive(Worker&, Thread&, const CBarState*, uint64_t /*phase*/, bool /*completes*/, const char* /*file*/,
                           int /*line*/) {}
   static void cbar_waited(Worker&, Thread&, const CBarState*, uint64_t /*phase*/) {}
@@ -88,7 +92,7 @@ struct Fanout {
   static inline __attribute__((always_inline)) void access(const AccessEvent& a) { (O::access(a), ...); }
   static void barrier(Worker& w, const char* file, int line) { (O::barrier(w, file, line), ...); }
   static void warp_collective(Worker& w, unsigned warp, const WarpGroup& g) { (O::warp_collective(w, warp, g), ...); }
-  static void fence(Worker& w, Thread& t) { (O::fence(w, t), ...); }
+  static void fence(Worker& w, Thread& t, uint8_t scope = 0 /* device */) { (O::fence(w, t, scope), ...); }
   static void cbar_arrive(Worker& w, Thread& t, const CBarState* b, uint64_t phase, bool completes, const char* file, int line) {
     (O::cbar_arrive(w, t, b, phase, completes, file, line), ...);
   }

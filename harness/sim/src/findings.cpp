@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <climits>
 
+#include <cstdio>
+
 #include "checker_state.h"
+#include "cudasim/control.h"
 #include "events.h"
 
 namespace cudasim {
@@ -92,12 +95,24 @@ void name_address(Worker& w, int space, uintptr_t a, std::string* array, long lo
   *type = al ? al->type : nullptr;
 }
 
-void record_hazard(const Ctx& c, const Stamp& a, const char* kind) {
+// Whether the reader of a cross-block pair saw the writer's release with its atomic but made no
+// acquire after it (the last-block ticket without the reader's fence).
+static bool missing_acquire(const Ctx& c, const Stamp& a) {
+  const Checker& k = g_chk;
+  if (a.run < k.first_run || a.run == c.s.run) return false;
+  uint64_t seen = std::max(c.k->seen, c.w->ck->blk_seen);
+  for (const Release& r : k.releases[a.run - k.first_run])
+    if (r.device && r.seq <= seen && (a.epoch < r.epoch || (a.thread == r.thread && a.fences < r.fences))) return true;
+  return false;
+}
+
+void record_hazard(const Ctx& c, const Stamp& a, const char* kind, HazardClass cls) {
   Checker& k = g_chk;
   ++k.total_hazards;
-  Observers::hazard(*c.w, kind, a.thread, a.pc, c.s.thread, c.s.pc, c.space, c.addr, a.run != c.s.run);
+  const uint32_t pa = stamp_pc(a), pb = stamp_pc(c.s);
+  Observers::hazard(*c.w, kind, a.thread, pa, c.s.thread, pb, c.space, c.addr, a.run != c.s.run);
   bool cross = a.run != c.s.run;
-  std::string key = strf("%s|%u|%u|%d", kind, a.pc, c.s.pc, int(c.space));
+  std::string key = strf("%s|%u|%u|%d|%d", kind, pa, pb, int(c.space), int(cls));
   for (Finding& f : k.hazards)
     if (f.key == key) {
       ++f.count;
@@ -113,14 +128,18 @@ void record_hazard(const Ctx& c, const Stamp& a, const char* kind) {
   f.block_b = c.w->block_linear;
   f.thread_a = a.thread;
   f.thread_b = c.s.thread;
-  f.pc_a = a.pc;
-  f.pc_b = c.s.pc;
+  f.pc_a = pa;
+  f.pc_b = pb;
   f.atomic_a = a.flags & kAtomic;
   f.atomic_b = c.s.flags & kAtomic;
   f.same_warp = !cross && a.thread / 32 == c.s.thread / 32;
   f.cbar = stamp_slot(a) != kNoSlot || stamp_slot(c.s) != kNoSlot;
   f.cross_block = cross;
   f.same_line_rmw = false;
+  f.cls = cls;
+  f.bits_a = a.pc & ~kPcMask;
+  f.bits_b = c.s.pc & ~kPcMask;
+  f.missing_acquire = cross && cls == HazardClass::Plain && std::string(kind) == "read-after-write" && missing_acquire(c, a);
   f.epoch = c.s.epoch;
   f.from_file = c.w->epoch_file;
   f.from_line = c.w->epoch_line;
@@ -130,11 +149,66 @@ void record_hazard(const Ctx& c, const Stamp& a, const char* kind) {
   k.hazards.push_back(f);
 }
 
+// Whether plain reads at `pc` are a CAS loop's first read: some thread validated a read made there
+// with atomicCAS. A thread that leaves such a loop early (the value already satisfies it, as in an
+// atomicMax built from atomicCAS) made the same read.
+static bool cas_read_site(uint32_t pc) {
+  const auto& v = g_chk.cas_read_sites;
+  return std::find(v.begin(), v.end(), pc) != v.end();
+}
+
+void defer_hazard(const Ctx& c, const Stamp& a, const char* kind, uint32_t run, uint16_t thread) {
+  Checker& k = g_chk;
+  const uint32_t read_pc = kind[0] == 'r' ? stamp_pc(c.s) : stamp_pc(a);
+  if (cas_read_site(read_pc)) return;
+  // The reader's block has ended: it can no longer validate the read.
+  if (run != c.s.run && (run < k.first_run || k.run_done[run - k.first_run])) {
+    record_hazard(c, a, kind, HazardClass::PlainVsAtomic);
+    return;
+  }
+  const uintptr_t word = c.addr & ~uintptr_t(3);
+  for (const PendingRead& p : k.pending)
+    if (p.run == run && p.thread == thread && p.word == word && p.a.pc == a.pc && p.s.pc == c.s.pc && p.kind == kind) return;
+  if (k.pending.size() >= (1u << 16)) return;  // only hides a report
+  k.pending.push_back(PendingRead{run, thread, c.space, word, a, c.s, c.addr, c.w, kind, read_pc});
+}
+
+void settle_pending(uint32_t run, uint16_t thread, uintptr_t lo, uintptr_t hi) {
+  auto& v = g_chk.pending;
+  v.erase(std::remove_if(v.begin(), v.end(),
+                         [&](const PendingRead& p) {
+                           if (p.run != run || p.thread != thread || p.word < lo || p.word >= hi) return false;
+                           if (!cas_read_site(p.read_pc)) g_chk.cas_read_sites.push_back(p.read_pc);
+                           return true;
+                         }),
+          v.end());
+}
+
+void report_pending(uint32_t run) {
+  auto& v = g_chk.pending;
+  if (v.empty()) return;
+  std::vector<PendingRead> mine;
+  for (const PendingRead& p : v)
+    if (p.run == run) mine.push_back(p);
+  v.erase(std::remove_if(v.begin(), v.end(), [&](const PendingRead& p) { return p.run == run; }), v.end());
+  for (const PendingRead& p : mine) {
+    if (cas_read_site(p.read_pc)) continue;
+    Ctx c{};
+    c.w = p.w;
+    c.k = &p.w->ck->threads[p.s.thread];
+    c.s = p.s;
+    c.space = p.space;
+    c.addr = p.addr;
+    record_hazard(c, p.a, p.kind, HazardClass::PlainVsAtomic);
+  }
+}
+
 void record_uninit(const Ctx& c) {
   Checker& k = g_chk;
   ++k.total_uninit;
-  Observers::uninit(*c.w, c.s.thread, c.s.pc, c.space, c.addr);
-  std::string key = strf("%u|%d", c.s.pc, int(c.space));
+  const uint32_t pc = stamp_pc(c.s);
+  Observers::uninit(*c.w, c.s.thread, pc, c.space, c.addr);
+  std::string key = strf("%u|%d", pc, int(c.space));
   for (Finding& f : k.uninit)
     if (f.key == key) {
       ++f.count;
@@ -148,7 +222,7 @@ void record_uninit(const Ctx& c) {
   f.at = describe(*c.w, c.space, c.addr);
   f.block_a = f.block_b = c.w->block_linear;
   f.thread_a = f.thread_b = c.s.thread;
-  f.pc_a = f.pc_b = c.s.pc;
+  f.pc_a = f.pc_b = pc;
   f.epoch = c.s.epoch;
   f.from_file = c.w->epoch_file;
   f.from_line = c.w->epoch_line;
@@ -174,6 +248,34 @@ static bool accumulator(const Finding& f) {
 }
 
 static std::string advice(const Finding& f) {
+  switch (f.cls) {
+    case HazardClass::Scope:
+      return "atomicAdd_block and the other _block atomics (and cuda::thread_scope_block) are atomic only among the threads "
+             "of one block: threads of another block that update the same element race with them. Use atomicAdd (or the "
+             "atomic without _block, cuda::thread_scope_device) when more than one block updates it.";
+    case HazardClass::MixedSize:
+      return "Two atomic (or volatile) accesses are atomic with respect to each other only when they cover the same bytes: "
+             "a wider read of a word written by narrower atomics (a flag half, then a value half) can see one half without "
+             "the other. Write and read the whole word with one atomic of the same size (pack the flag and the value into "
+             "one 64-bit atomicExch or atomicCAS).";
+    case HazardClass::PlainVsAtomic:
+      return "A plain load of an element that another thread updates with an atomic, with no order between them, is a "
+             "data race (PTX memory model): it may see a stale or torn value. Read it with an atomic (atomicAdd(p, 0), "
+             "cuda::atomic_ref::load) or a volatile load of the same size, or order the two; a CAS loop that validates the "
+             "plain read with atomicCAS is fine.";
+    case HazardClass::ReadOnly:
+      return "__ldg (like a const __restrict__ pointer) reads through the read-only data cache, which is not coherent with "
+             "writes made during the launch, and fences do not make it so: use it only for data no thread writes in this "
+             "launch. Use a plain load here (or a volatile load or an atomic), or split the work into two kernel launches.";
+    case HazardClass::Plain: break;
+  }
+  if (f.missing_acquire)
+    return "The writer published its data with a release (__threadfence(), then the atomic), and the reader's atomic saw it, "
+           "but the reader made no acquire. The checker follows the PTX memory model, more strictly than NVIDIA's "
+           "threadFenceReduction sample: a release pattern synchronizes only with an acquire pattern on the reader's side "
+           "(PTX ISA, Memory Consistency Model: an atomic followed by a fence, or an acquire operation). Add a "
+           "__threadfence() after the atomic, in the thread that then reads (before the __syncthreads() that passes the "
+           "result to the block).";
   if (f.cross_block) {
     if (accumulator(f))
       return "Many threads update the same element: use atomicAdd (or another atomic) for a shared total, or give each "
@@ -237,6 +339,19 @@ static Diagnosis finding_diagnosis(Kind kind, const Finding& f, bool two) {
   return d;
 }
 
+// "atomic ", "block-scope atomic ", "volatile ", "read-only-path " or "": how an access was made.
+// Volatile is named only where it matters (against an atomic): between plain and volatile
+// accesses it changes nothing.
+static const char* how_word(bool atomic, uint32_t bits, HazardClass cls) {
+  if (atomic) {
+    unsigned scope = bits >> kPcScopeShift;
+    return scope == kScopeBlock ? "block-scope atomic " : scope == kScopeThread ? "thread-scope atomic " : "atomic ";
+  }
+  if ((bits & kPcStrong) && (cls == HazardClass::MixedSize || cls == HazardClass::PlainVsAtomic)) return "volatile ";
+  if (bits & kPcReadOnly) return "read-only-path (__ldg) ";
+  return "";
+}
+
 static const char* verb(const std::string& kind, bool first, bool atomic) {
   // read-after-write: the first access wrote, the second read.
   bool wrote = first ? kind != "write-after-read" : kind != "read-after-write";
@@ -256,7 +371,11 @@ std::string check_launch_end(Grid& g, Diagnosis* d) {
   std::string out;
   if (!k.hazards.empty()) {
     const Finding& f0 = k.hazards.front();
-    *d = finding_diagnosis(f0.at.space == Space::Device ? Kind::race_device : Kind::race_shared, f0, true);
+    Kind kind = f0.at.space == Space::Device ? Kind::race_device : Kind::race_shared;
+    if (f0.cls == HazardClass::Scope) kind = Kind::race_atomic_scope;
+    else if (f0.cls == HazardClass::MixedSize || f0.cls == HazardClass::PlainVsAtomic) kind = Kind::race_mixed_access;
+    else if (f0.cls == HazardClass::ReadOnly) kind = Kind::race_read_only;
+    *d = finding_diagnosis(kind, f0, true);
     out = strf("race in %s: %d hazard%s on %s.\n", kernel_str(g.site).c_str(), k.total_hazards, k.total_hazards == 1 ? "" : "s",
                space_word(f0.at.space));
     // One line per pair of source lines (several instructions of one line count together).
@@ -264,8 +383,8 @@ std::string check_launch_end(Grid& g, Diagnosis* d) {
     for (const Finding& f : k.hazards) {
       const char* a = f.kind == "write-after-read" ? "read" : "write";
       const char* b = f.kind == "read-after-write" ? "read" : "write";
-      std::string l = strf("  %s between %s%s at %s and %s%s at %s", f.kind.c_str(), f.atomic_a ? "atomic " : "", a,
-                           symbolized_site(f.pc_a).c_str(), f.atomic_b ? "atomic " : "", b, symbolized_site(f.pc_b).c_str());
+      std::string l = strf("  %s between %s%s at %s and %s%s at %s", f.kind.c_str(), how_word(f.atomic_a, f.bits_a, f.cls), a,
+                           symbolized_site(f.pc_a).c_str(), how_word(f.atomic_b, f.bits_b, f.cls), b, symbolized_site(f.pc_b).c_str());
       auto it = std::find_if(lines.begin(), lines.end(), [&](auto& x) { return x.first == l; });
       if (it == lines.end()) lines.push_back({l, f.count});
       else it->second += f.count;
@@ -276,7 +395,9 @@ std::string check_launch_end(Grid& g, Diagnosis* d) {
     out += strf("  first: %s %s %s at %s, then %s %s it at %s", who_str(f.block_a, f.thread_a).c_str(),
                 verb(f.kind, true, f.atomic_a), arr.c_str(), symbolized_site(f.pc_a).c_str(), who_str(f.block_b, f.thread_b).c_str(),
                 verb(f.kind, false, f.atomic_b), symbolized_site(f.pc_b).c_str());
-    if (f.cross_block) out += ",\n         in another block, with no release and acquire between them.\n";
+    if (f.cls == HazardClass::ReadOnly) out += ",\n         in another block of the same launch (the read-only path is not coherent with it).\n";
+    else if (f.cls == HazardClass::Scope) out += ",\n         in another block, which a block-scope atomic does not synchronise with.\n";
+    else if (f.cross_block) out += ",\n         in another block, with no release and acquire between them.\n";
     else out += strf(",\n         with no barrier between them (%s).\n", interval_str(f).c_str());
     out += "  " + advice(f) + "\n";
   }
@@ -304,6 +425,20 @@ std::string check_launch_end(Grid& g, Diagnosis* d) {
                  "the operation's identity, e.g. 0 for a sum or -FLT_MAX for a max), or guard the read.\n";
   }
   if (!out.empty() && out.back() == '\n') out.pop_back();
+  // Outside the puzzles, an uninitialized read alone does not stop the program: the garbage may
+  // never reach an output. It is a warning (once per launch site), and the schedule comparison
+  // decides: each schedule fills shared memory with different garbage.
+  if (k.hazards.empty() && !options().undefined_values_are_errors) {
+    std::string site = where(g.site.file, g.site.line);
+    if (std::find(k.uninit_warned.begin(), k.uninit_warned.end(), site) == k.uninit_warned.end()) {
+      k.uninit_warned.push_back(site);
+      std::fprintf(stderr,
+                   "cudasim: warning: %s\n  The program goes on: if the garbage reaches device memory, the thread orders "
+                   "write different results and that is reported as a race.\n",
+                   out.c_str());
+    }
+    return "";
+  }
   return out;
 }
 
@@ -351,7 +486,7 @@ void device_out_of_bounds(Ctx& c, bool write) {
 }
 
 void out_of_bounds(Ctx& c, bool write, const std::string& what) {
-  std::string site = site_of(c.s.pc);
+  std::string site = site_of(stamp_pc(c.s));
   thread_fault_ext(*c.w, *c.t, Kind::out_of_bounds,
                    strf("out-of-bounds %s of %s in %s, block %s, thread %s, at %s: %s.\n"
                         "  Check the index against the array's size on both sides: a guard such as `i >= offset` before "

@@ -18,20 +18,33 @@ namespace detail {
 
 // ---- the checks -----------------------------------------------------------------------------
 
+// Whether a release of the same block orders `a` before the current access: the thread that made
+// `a` released after it (a fence, then an atomic) and the current thread acquired that release
+// (an atomic that saw it, then a fence), at any scope. A lock between threads of one block.
+static bool ordered_in_block(const Stamp& a, const Ctx& c, const std::vector<Release>& rels) {
+  uint64_t level = c.k->acq_b;
+  for (const Release& r : rels)
+    if (r.seq <= level && a.thread == r.thread && a.fences < r.fences) return true;
+  return false;
+}
+
 // Whether the earlier access `a` is ordered before the current one.
 static bool ordered(const Stamp& a, const Ctx& c) {
   if (a.run != c.s.run) {
     if (c.space != Space::Device) return true;  // an earlier block's shared memory
     if (a.run < g_chk.first_run) return true;    // an earlier launch
-    // Another block of this launch: only a release it made and this block acquired orders them.
+    // Another block of this launch: only a device-scope release it made and this block acquired
+    // at device scope orders them.
     uint64_t level = std::max(c.k->acq, c.w->ck->blk_acq);
     for (const Release& r : g_chk.releases[a.run - g_chk.first_run])
-      if (r.seq <= level && (a.epoch < r.epoch || (a.thread == r.thread && a.fences < r.fences))) return true;
+      if (r.device && r.seq <= level && (a.epoch < r.epoch || (a.thread == r.thread && a.fences < r.fences))) return true;
     return false;
   }
   if (a.thread == c.s.thread) return true;
   if (a.epoch != c.s.epoch) return true;  // a __syncthreads() lies between them
   if (a.thread / 32 == c.s.thread / 32 && a.wclock <= c.k->vc[a.thread % 32]) return true;  // a warp sync
+  const std::vector<Release>& rels = g_chk.releases[c.s.run - g_chk.first_run];
+  if (__builtin_expect(!rels.empty(), 0) && ordered_in_block(a, c, rels)) return true;
   // A cuda::barrier phase: the access came before the earlier thread's arrival, and the current
   // thread has waited for that phase to complete. Before its first arrival a thread is in phase 0
   // of every barrier.
@@ -57,8 +70,58 @@ static inline void store_stamp(Stamp& d, const Stamp& s, uint8_t flags) {
   d.flags = flags;
 }
 
+// What an unordered-or-not pair (the earlier access `a`, the current one) is.
+enum class Pair : uint8_t { Fine, Hazard, Scope, MixedSize, ReadOnly, PlainRead };
+
+static Pair classify(const Ctx& c, const Stamp& a, bool a_wrote, uint32_t mask, bool write, bool read) {
+  if (empty(a) || ((a.flags >> 4) & mask) == 0) return Pair::Fine;
+  const uint32_t bits = a.pc | c.s.pc;
+  // The read-only path is not coherent with writes made during the launch, whatever orders them:
+  // a load of bytes another block writes (before or after) may return a stale value.
+  if (__builtin_expect(bits & kPcReadOnly, 0) && a.run != c.s.run && a.run >= g_chk.first_run && c.space == Space::Device)
+    return Pair::ReadOnly;
+  if (ordered(a, c)) return Pair::Fine;
+  const bool atomic = c.s.flags & kAtomic, a_atomic = a.flags & kAtomic;
+  if (!atomic && !a_atomic) return Pair::Hazard;  // plain (or volatile) with plain: as ever
+  // At least one atomic. Two strong accesses (atomic or volatile) are morally strong, and so not a
+  // race, when each is in the other's scope and they cover the same bytes (PTX memory model).
+  const bool a_strong = a_atomic || (a.pc & kPcStrong), s_strong = atomic || (c.s.pc & kPcStrong);
+  if (a_strong && s_strong) {
+    const unsigned sa = stamp_scope(a), ss = c.s.pc >> kPcScopeShift;
+    const bool narrow = (a_atomic && sa >= kScopeBlock) || (atomic && ss >= kScopeBlock);
+    const bool thread_only = (a_atomic && sa == kScopeThread) || (atomic && ss == kScopeThread);
+    if ((narrow && a.run != c.s.run) || thread_only) return Pair::Scope;
+    if (((a.flags >> 4) != mask) || ((a.pc ^ c.s.pc) & kPcWide)) return Pair::MixedSize;
+    return Pair::Fine;
+  }
+  // One atomic and one plain access. A plain write (or a read-modify-write against a plain
+  // access's write) is a hazard. A plain read of what an atomic writes is one too, except in a CAS
+  // loop: the reading thread validates the value with an atomicCAS (defer_hazard waits for it).
+  const bool plain_reads_only = a_atomic ? (!write && read) : !a_wrote;
+  if (plain_reads_only) return Pair::PlainRead;
+  if ((a_atomic && stamp_scope(a) >= kScopeBlock && a.run != c.s.run) ||
+      (atomic && (c.s.pc >> kPcScopeShift) >= kScopeBlock && a.run != c.s.run))
+    return Pair::Scope;
+  return Pair::Hazard;
+}
+
+static void report(Ctx& c, const Stamp& a, Pair p, const char* kind) {
+  switch (p) {
+    case Pair::Fine: return;
+    case Pair::Hazard: record_hazard(c, a, kind); return;
+    case Pair::Scope: record_hazard(c, a, kind, HazardClass::Scope); return;
+    case Pair::MixedSize: record_hazard(c, a, kind, HazardClass::MixedSize); return;
+    case Pair::ReadOnly: record_hazard(c, a, kind, HazardClass::ReadOnly); return;
+    case Pair::PlainRead: {
+      // The plain read is the current access (read-after-write) or the earlier one.
+      bool cur = kind[0] == 'r';
+      defer_hazard(c, a, kind, cur ? c.s.run : a.run, cur ? c.s.thread : a.thread);
+      return;
+    }
+  }
+}
+
 static void check_cell(Ctx& c, Cell& cell, uint32_t mask, bool write, bool read) {
-  const bool atomic = c.s.flags & kAtomic;
   const Stamp& s = c.s;
   const uint8_t flags = uint8_t((s.flags & 0x0f) | (mask << 4));
   // Initialised bytes.
@@ -68,31 +131,23 @@ static void check_cell(Ctx& c, Cell& cell, uint32_t mask, bool write, bool read)
     else have = (cell.init >> 4) == (s.run & 0x0fffffffu) ? (cell.init & 0xf) : 0;
     if ((have & mask) != mask) record_uninit(c);
   }
-  auto overlap = [&](const Stamp& a) { return ((a.flags >> 4) & mask) != 0; };
-  // Two atomics never conflict. Nor does a plain read with an atomic write: a CAS loop starts
-  // from a plain read of the value other threads update atomically (the CUDA guide's own
-  // atomicAdd for double), and the CAS checks it. Plain writes and read-modify-writes do conflict.
-  auto conflicts = [&](const Stamp& a, bool a_wrote) {
-    if (empty(a) || !overlap(a) || ordered(a, c)) return false;
-    bool a_atomic = a.flags & kAtomic;
-    if (atomic && a_atomic) return false;
-    if (a_wrote && a_atomic && !write && read) return false;  // plain read after an atomic write
-    if (!a_wrote && atomic && write) return false;            // atomic write after a plain read
-    return true;
-  };
   if (write) {
-    if (conflicts(cell.w, true)) record_hazard(c, cell.w, "write-after-write");
-    if (conflicts(cell.r1, false)) record_hazard(c, cell.r1, "write-after-read");
-    else if (conflicts(cell.r2, false)) record_hazard(c, cell.r2, "write-after-read");
+    Pair p = classify(c, cell.w, true, mask, write, read);
+    if (__builtin_expect(p != Pair::Fine, 0)) report(c, cell.w, p, "write-after-write");
+    const Stamp* r = &cell.r1;
+    p = classify(c, cell.r1, false, mask, write, read);
+    if (p == Pair::Fine) p = classify(c, *(r = &cell.r2), false, mask, write, read);
+    if (__builtin_expect(p != Pair::Fine, 0)) report(c, *r, p, "write-after-read");
     store_stamp(cell.w, s, flags);
     cell.r1.run = cell.r2.run = 0;
-    if (c.space == Space::Device) cell.init = set_dev_init(cell.init, mask, 3);
+    if (c.space == Space::Device) cell.init = set_dev_init(cell.init, mask, 3) | (c.via_atomic ? kInitViaAtomic : 0);
     else {
       uint32_t cur = (cell.init >> 4) == (s.run & 0x0fffffffu) ? (cell.init & 0xf) : 0;
       cell.init = ((s.run & 0x0fffffffu) << 4) | cur | mask;
     }
   } else {
-    if (conflicts(cell.w, true)) record_hazard(c, cell.w, "read-after-write");
+    Pair p = classify(c, cell.w, true, mask, write, read);
+    if (__builtin_expect(p != Pair::Fine, 0)) report(c, cell.w, p, "read-after-write");
     if (!empty(cell.r1) && (cell.r1.thread != s.thread || cell.r1.run != s.run)) cell.r2 = cell.r1;
     store_stamp(cell.r1, s, flags);
   }
@@ -145,6 +200,11 @@ inline __attribute__((always_inline)) void MemoryChecker::access(const AccessEve
   c.s.fences = uint8_t(std::min<unsigned>(k.fences, 255));
   c.s.flags = uint8_t((atomic ? kAtomic : 0) | (k.cslot << 1));
   k.last_pc = c.s.pc;
+  // How the access was made, in the stamp's top pc bits (check.h).
+  if (__builtin_expect(e.how | e.scope, 0) || atomic || size > 4) {
+    c.s.pc |= (atomic ? uint32_t(e.scope) << kPcScopeShift : 0) | (e.how & kHowVolatile ? kPcStrong : 0) |
+              (e.how & kHowReadOnly ? kPcReadOnly : 0) | (size > 4 ? kPcWide : 0);
+  }
   if (c.space == Space::Shared) {
     // Inside the arena but in no array: before an array's start or past its end.
     bool inside = a - wc.arr_lo < wc.arr_len && a + size - wc.arr_lo <= wc.arr_len;  // the array used last
@@ -182,19 +242,17 @@ inline __attribute__((always_inline)) void MemoryChecker::access(const AccessEve
                          where_str(x).c_str(), w->dyn_bytes, count, count == 1 ? "" : "s", count - 1));
     }
   }
-  // Atomics: a release (fence, then atomic) publishes this block's writes; the atomic observes
-  // every release made so far.
-  if (atomic && c.space == Space::Device) {
-    Checker& ch = g_chk;
-    if (k.fenced) {
-      ch.releases[wc.run - ch.first_run].push_back(
-          Release{++ch.rel_seq, k.fence_epoch, c.s.thread, uint16_t(std::min<unsigned>(k.fences, 255))});
-      c.s.fences = uint8_t(std::min<unsigned>(k.fences - 1u, 255));  // the releasing atomic is part of the release
-      k.fenced = false;
+  if (atomic) {
+    if (c.space == Space::Device) {
+      const bool releases = k.fenced;
+      atomic_sync(wc, k, c.s.thread, e.scope);
+      // The releasing atomic is part of the release.
+      if (releases) c.s.fences = uint8_t(std::min<unsigned>(k.fences - 1u, 255));
     }
-    k.seen = ch.rel_seq;
-    wc.blk_seen_pending = std::max(wc.blk_seen_pending, k.seen);
+    // A CAS validates the plain reads its thread made of these words (a CAS loop).
+    if (__builtin_expect(!g_chk.pending.empty(), 0) && (e.how & kHowCas)) settle_pending(wc.run, c.s.thread, a & ~uintptr_t(3), a + size);
   }
+  c.via_atomic = atomic || k.did_atomic;
   uintptr_t hi = a + size;
   for (uintptr_t ca = base + ((a - base) & ~uintptr_t(3)); ca < hi; ca += 4) {
     uint32_t m = byte_mask(ca, a, hi);

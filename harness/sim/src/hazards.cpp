@@ -36,6 +36,9 @@ void MemoryChecker::launch_begin(const LaunchBegin& e) {
   c.run_block.clear();
   c.releases.clear();
   c.rel_seq = 0;
+  c.run_done.clear();
+  c.pending.clear();
+  c.cas_read_sites.clear();
   c.hazards.clear();
   c.uninit.clear();
   c.total_hazards = c.total_uninit = 0;
@@ -54,6 +57,7 @@ void MemoryChecker::block_begin(Worker& w, unsigned n) {
   if (wc.threads.size() < n) wc.threads.resize(n);
   c.run_block.push_back(w.block_linear);
   c.releases.emplace_back();
+  c.run_done.push_back(0);
   for (unsigned i = 0; i < n; ++i) {
     ThreadCheck& k = wc.threads[i];
     std::memset(&k, 0, sizeof k);
@@ -69,6 +73,8 @@ void MemoryChecker::block_begin(Worker& w, unsigned n) {
 
 void MemoryChecker::block_end(Worker& w) {
   if (!w.checking) return;
+  report_pending(w.ck->run);
+  g_chk.run_done[w.ck->run - g_chk.first_run] = 1;
   close_findings(w.ck->run, nullptr, 0);
 }
 
@@ -97,14 +103,24 @@ void MemoryChecker::warp_collective(Worker& w, unsigned warp_index, const WarpGr
     }
 }
 
-void MemoryChecker::fence(Worker& w, Thread& t) {
+// A fence makes the thread's next atomic a release, and acquires what its last atomic saw: at
+// device scope for every block, at block scope for the threads of its own block only.
+void MemoryChecker::fence(Worker& w, Thread& t, uint8_t scope) {
   if (!w.checking) return;
   ThreadCheck& k = w.ck->threads[t.linear];
   ++k.fences;
-  k.fenced = true;
+  const bool device = scope < kScopeBlock;
+  k.fenced = std::max<uint8_t>(k.fenced, device ? 2 : 1);
   k.fence_epoch = w.bar_epoch;
+  k.acq_b = std::max(k.acq_b, k.seen_b);
+  if (!device) return;
   k.acq = std::max({k.acq, k.seen, w.ck->blk_seen});
   w.ck->blk_acq_pending = std::max(w.ck->blk_acq_pending, k.acq);
+}
+
+void MemoryChecker::unshadowed_atomic(Worker& w, Thread& t, uint8_t scope) {
+  if (!w.checking) return;
+  atomic_sync(*w.ck, w.ck->threads[t.linear], uint16_t(t.linear), scope);
 }
 
 static uint8_t cbar_slot(WorkerCheck& wc, const CBarState* b) {

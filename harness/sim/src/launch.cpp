@@ -306,8 +306,10 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
         g_atomic_note_given = true;
         std::fprintf(stderr,
                      "cudasim: note: %s: %zu element%s that only atomics wrote came out different under the '%s' and '%s' "
-                     "thread orders. That is not a race: atomics run in any order, so a float sum rounds differently and the "
-                     "last atomicExch/atomicCAS wins. Compare such results with a tolerance.\n",
+                     "thread orders (counting plain stores by threads that had used an atomic: an index taken with "
+                     "atomicAdd, out[atomicAdd(&n, 1)] = x, or a value computed under a lock). That is not a race: atomics "
+                     "run in any order, so a float sum rounds differently, the last atomicExch/atomicCAS wins and an index "
+                     "or a lock goes to another thread first. Compare such results with a tolerance, or as a set.\n",
                      kernel_str(site).c_str(), atomic_only, atomic_only == 1 ? "" : "s", schedule_name(o.schedules[0]),
                      schedule_name(o.schedules[s]));
       }

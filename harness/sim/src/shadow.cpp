@@ -86,8 +86,8 @@ bool written_by_atomic(uintptr_t p, size_t bytes) {
   DevShadow* d = dev_of(p);
   if (!d) return false;
   for (uintptr_t c = (p - d->data) & ~uintptr_t(3); d->data + c < p + bytes; c += 4) {
-    const Stamp& w = d->cells[c / 4].w;
-    if (w.run == 0 || !(w.flags & kAtomic)) return false;
+    const Cell& cell = d->cells[c / 4];
+    if (cell.w.run == 0 || !((cell.w.flags & kAtomic) || (cell.init & kInitViaAtomic))) return false;
   }
   return true;
 }

@@ -6,6 +6,10 @@
 
 namespace cudasim {
 namespace detail {
+// CUDA's atomics are relaxed: they order nothing by themselves (a __threadfence() or a
+// cuda::atomic_ref with a memory order does). They pass __ATOMIC_RELAXED so that the access
+// front end (access.cpp), which performs every atomic sequentially consistent on the CPU, models
+// the order the code asked for: a release or acquire order is a fence before or after the atomic.
 template <class T>
 T atomic_rmw_cas(T* addr, T (*op)(T, T), T val) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomic on an unsupported type");
@@ -18,27 +22,35 @@ T atomic_rmw_cas(T* addr, T (*op)(T, T), T val) {
     T n = op(o, val);
     U nb;
     std::memcpy(&nb, &n, sizeof(T));
-    if (__atomic_compare_exchange_n(a, &old, nb, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) return o;
+    if (__atomic_compare_exchange_n(a, &old, nb, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return o;
   }
 }
 template <class T> T op_add(T a, T b) { return a + b; }
 template <class T> T op_min(T a, T b) { return b < a ? b : a; }
 template <class T> T op_max(T a, T b) { return a < b ? b : a; }
+// Runs f with the scope of its atomics set to `scope` (the access front end reads it).
+template <class F>
+inline auto with_scope(unsigned char scope, F&& f) -> decltype(f()) {
+  tl_atomic_scope = scope;
+  auto r = f();
+  tl_atomic_scope = kScopeDevice;
+  return r;
+}
 }  // namespace detail
 }  // namespace cudasim
 
 // Integer atomics map to the CPU's atomic instructions; float/double use compare-and-swap loops.
 #define CUDASIM_INT_ATOMICS(T)                                                                      \
-  inline T atomicAdd(T* a, T v) { return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST); }              \
-  inline T atomicSub(T* a, T v) { return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST); }              \
-  inline T atomicExch(T* a, T v) { return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST); }            \
-  inline T atomicAnd(T* a, T v) { return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST); }              \
-  inline T atomicOr(T* a, T v) { return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST); }                \
-  inline T atomicXor(T* a, T v) { return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST); }              \
+  inline T atomicAdd(T* a, T v) { return __atomic_fetch_add(a, v, __ATOMIC_RELAXED); }              \
+  inline T atomicSub(T* a, T v) { return __atomic_fetch_sub(a, v, __ATOMIC_RELAXED); }              \
+  inline T atomicExch(T* a, T v) { return __atomic_exchange_n(a, v, __ATOMIC_RELAXED); }            \
+  inline T atomicAnd(T* a, T v) { return __atomic_fetch_and(a, v, __ATOMIC_RELAXED); }              \
+  inline T atomicOr(T* a, T v) { return __atomic_fetch_or(a, v, __ATOMIC_RELAXED); }                \
+  inline T atomicXor(T* a, T v) { return __atomic_fetch_xor(a, v, __ATOMIC_RELAXED); }              \
   inline T atomicMin(T* a, T v) { return ::cudasim::detail::atomic_rmw_cas<T>(a, ::cudasim::detail::op_min<T>, v); } \
   inline T atomicMax(T* a, T v) { return ::cudasim::detail::atomic_rmw_cas<T>(a, ::cudasim::detail::op_max<T>, v); } \
   inline T atomicCAS(T* a, T cmp, T v) {                                                            \
-    __atomic_compare_exchange_n(a, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);             \
+    __atomic_compare_exchange_n(a, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);             \
     return cmp;                                                                                     \
   }
 CUDASIM_INT_ATOMICS(int)
@@ -46,6 +58,10 @@ CUDASIM_INT_ATOMICS(unsigned int)
 CUDASIM_INT_ATOMICS(unsigned long long int)
 CUDASIM_INT_ATOMICS(long long int)
 #undef CUDASIM_INT_ATOMICS
+inline unsigned short atomicCAS(unsigned short* a, unsigned short cmp, unsigned short v) {
+  __atomic_compare_exchange_n(a, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+  return cmp;
+}
 
 inline unsigned int atomicInc(unsigned int* a, unsigned int limit) {
   return ::cudasim::detail::atomic_rmw_cas<unsigned>(a, [](unsigned o, unsigned l) { return o >= l ? 0u : o + 1; }, limit);
@@ -59,6 +75,31 @@ inline float atomicExch(float* a, float v) { return ::cudasim::detail::atomic_rm
 // CUDA has no float atomicMin/atomicMax; calling one fails to compile, as with nvcc.
 float atomicMax(float*, float) = delete;
 float atomicMin(float*, float) = delete;
+
+// The scoped forms (atomicAdd_block, atomicAdd_system, ...), for every type the plain form takes:
+// the same operation, atomic only among the threads of the block (_block) or of the system
+// (_system, the device's here).
+#define CUDASIM_SCOPED_ATOMIC(name)                                                                             \
+  template <class P, class... A>                                                                                \
+  inline auto name##_block(P* p, A... a) -> decltype(name(p, a...)) {                                         \
+    return ::cudasim::detail::with_scope(::cudasim::detail::kScopeBlock, [&] { return name(p, a...); });      \
+  }                                                                                                             \
+  template <class P, class... A>                                                                                \
+  inline auto name##_system(P* p, A... a) -> decltype(name(p, a...)) {                                        \
+    return ::cudasim::detail::with_scope(::cudasim::detail::kScopeSystem, [&] { return name(p, a...); });     \
+  }
+CUDASIM_SCOPED_ATOMIC(atomicAdd)
+CUDASIM_SCOPED_ATOMIC(atomicSub)
+CUDASIM_SCOPED_ATOMIC(atomicExch)
+CUDASIM_SCOPED_ATOMIC(atomicMin)
+CUDASIM_SCOPED_ATOMIC(atomicMax)
+CUDASIM_SCOPED_ATOMIC(atomicInc)
+CUDASIM_SCOPED_ATOMIC(atomicDec)
+CUDASIM_SCOPED_ATOMIC(atomicCAS)
+CUDASIM_SCOPED_ATOMIC(atomicAnd)
+CUDASIM_SCOPED_ATOMIC(atomicOr)
+CUDASIM_SCOPED_ATOMIC(atomicXor)
+#undef CUDASIM_SCOPED_ATOMIC
 
 // ---- integer intrinsics ---------------------------------------------------------------------
 inline int __popc(unsigned int x) { return __builtin_popcount(x); }
@@ -74,8 +115,24 @@ inline unsigned int __brev(unsigned int x) {
   x = ((x >> 8) & 0x00FF00FFu) | ((x & 0x00FF00FFu) << 8);
   return (x >> 16) | (x << 16);
 }
+// __ldg: a load through the read-only (non-coherent) data cache, which is only for data that no
+// thread writes during the launch. The front end marks it so that the checker can report one of
+// bytes another block of the launch writes. Every type (CUDA's overloads are the scalar and vector
+// types, all trivially copyable); a wide vector is one load.
+namespace cudasim {
+namespace detail {
+// Copies `bytes` from p to out as one read-only-path load (access.cpp, not instrumented: the copy
+// is seen once, as that load).
+void read_only_load(const void* p, size_t bytes, void* out);
+}  // namespace detail
+}  // namespace cudasim
 template <class T>
-T __ldg(const T* p) { return *p; }
+T __ldg(const T* p) {
+  static_assert(std::is_trivially_copyable<T>::value, "__ldg loads a scalar or vector type");
+  T v;
+  ::cudasim::detail::read_only_load(p, sizeof(T), &v);
+  return v;
+}
 inline unsigned int umin(unsigned int a, unsigned int b) { return a < b ? a : b; }
 inline unsigned int umax(unsigned int a, unsigned int b) { return a < b ? b : a; }
 inline long long llmin(long long a, long long b) { return a < b ? a : b; }

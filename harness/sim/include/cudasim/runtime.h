@@ -261,6 +261,13 @@ void cbar_init(CBarState* b, long expected, const char* file, int line);
 uint64_t cbar_arrive(CBarState* b, long update, bool drop, const char* file, int line);  // returns the phase token
 void cbar_wait(CBarState* b, uint64_t token, const char* file, int line);
 void threadfence();
+// The scope of a fence or an atomic, as the memory checker models it: an operation orders (a
+// fence) or is atomic (an atomic) only among the threads its scope contains. Device is 0 so that
+// the per-thread "scope of the next atomic" (set by the _block/_system wrappers and cuda::atomic_ref,
+// read by the access front end) is device scope when nothing set it.
+enum : unsigned char { kScopeDevice = 0, kScopeSystem = 1, kScopeBlock = 2, kScopeThread = 3 };
+extern __thread unsigned char tl_atomic_scope;
+void scoped_fence(unsigned char scope);  // access.cpp
 
 // Kernel launch plumbing.
 struct LaunchSite {
@@ -462,9 +469,12 @@ inline int __syncthreads_or(int p, const char* file = __builtin_FILE(), int line
 inline void __syncwarp(unsigned mask = 0xffffffffu, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
   ::cudasim::detail::warp_collective(::cudasim::detail::WarpOp::Sync, mask, 0, 0, 32, 0, false, file, line);
 }
-inline void __threadfence() { ::cudasim::detail::threadfence(); }
-inline void __threadfence_block() { ::cudasim::detail::threadfence(); }
-inline void __threadfence_system() { ::cudasim::detail::threadfence(); }
+// __threadfence_block() orders the calling thread's accesses for the threads of its block only: a
+// release or acquire made with it does not order anything for another block. System scope is the
+// device's here (one device, no host threads in a launch).
+inline void __threadfence() { ::cudasim::detail::scoped_fence(::cudasim::detail::kScopeDevice); }
+inline void __threadfence_block() { ::cudasim::detail::scoped_fence(::cudasim::detail::kScopeBlock); }
+inline void __threadfence_system() { ::cudasim::detail::scoped_fence(::cudasim::detail::kScopeSystem); }
 
 // ---- warp intrinsics ------------------------------------------------------------------------
 namespace cudasim {
