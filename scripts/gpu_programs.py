@@ -3,7 +3,7 @@
 then under compute-sanitizer racecheck, synccheck and memcheck: what the same files do on real
 hardware, next to what the simulator says of them (tests/python/test_sim_command.py).
 
-    python3 scripts/gpu_programs.py [--out DIR] [--arch sm_90] [--timeout 30] [PROGRAM.cu ...]
+    python3 scripts/gpu_programs.py [--out DIR] [--arch sm_90] [--timeout 30] [--jobs 8] [PROGRAM.cu ...]
 
 Writes DIR/programs.md (a table: program, exit status, the last line it printed, each tool's error
 count) and DIR/programs.log (every command and its full output). A program whose first lines hold
@@ -11,6 +11,8 @@ count) and DIR/programs.log (every command and its full output). A program whose
 otherwise 0: the table is the result (a program with a planted bug is expected to misbehave).
 """
 import argparse
+import concurrent.futures
+import io
 import re
 import shlex
 import shutil
@@ -71,6 +73,7 @@ def main(argv):
     ap.add_argument("--out", default="bench/results/gpu-programs")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds per run (a spin-wait may never end)")
+    ap.add_argument("--jobs", type=int, default=8, help="nvcc builds in parallel")
     ap.add_argument("programs", nargs="*")
     a = ap.parse_args(argv)
     nvcc, sanitizer = find("nvcc"), find("compute-sanitizer")
@@ -80,12 +83,24 @@ def main(argv):
     out = Path(a.out)
     (out / "bin").mkdir(parents=True, exist_ok=True)
     rows = []
+    srcs = programs(a.programs)
+
+    def exe_of(src):
+        return out / "bin" / (src.parent.name + "_" + src.stem if src.parent.name == "multi_file" else src.stem)
+
+    def build(src):  # nvcc runs on the CPU: the builds go in parallel, each logging to its own buffer
+        buf = io.StringIO()
+        rc, text = run([nvcc, "-arch=" + a.arch, "-O2", "-std=c++17", "-I", str(src.parent), "-o", str(exe_of(src))]
+                       + [str(s) for s in sources(src)], buf, 600)
+        return rc, text, buf.getvalue()
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        builds = list(pool.map(build, srcs))
     with open(out / "programs.log", "w") as log:
-        for src in programs(a.programs):
+        for src, (rc, text, build_log) in zip(srcs, builds):
+            log.write(build_log)
             name = str(src.relative_to(ROOT)) if src.is_relative_to(ROOT) else str(src)
-            exe = out / "bin" / (src.parent.name + "_" + src.stem if src.parent.name == "multi_file" else src.stem)
-            rc, text = run([nvcc, "-arch=" + a.arch, "-O2", "-std=c++17", "-I", str(src.parent), "-o", str(exe)]
-                           + [str(s) for s in sources(src)], log, 600)
+            exe = exe_of(src)
             if rc != 0:
                 rows.append((name, "build failed", text.strip().splitlines()[-1:] or [""], ["-"] * len(TOOLS)))
                 continue
@@ -93,7 +108,7 @@ def main(argv):
             last = [line for line in text.strip().splitlines() if line.strip()][-1:] or [""]
             counts = []
             for tool in TOOLS:
-                trc, ttext = run([sanitizer, "--tool", tool, str(exe)] + program_args(src), log, a.timeout * 10)
+                trc, ttext = run([sanitizer, "--tool", tool, str(exe)] + program_args(src), log, a.timeout * 3)
                 found = [int(x or y) for x, y in SUMMARY.findall(ttext)]
                 counts.append(str(sum(found)) if found else ("timeout" if trc == "timeout" else "?"))
             rows.append((name, str(rc), last, counts))
