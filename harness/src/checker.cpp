@@ -4,7 +4,8 @@
 // `grade` runs `pNN_checker --variant V --n N --tpb T --seed S` with
 //   PUZZLES_CHECK_LEARNER=<path of pNN_cpu>   the learner's binary
 //   PUZZLES_VERDICT_FD=<fd>                  where the verdict goes (never inherited by the learner)
-//   PUZZLES_ALLOW_HOST_OUTPUT=1              optional: accept output not written by a kernel
+//   PUZZLES_ALLOW_HOST_OUTPUT=1              optional: accept output not written by a kernel (and let the
+//                                            learner's launcher copy device memory to the host: --allow-host-copies)
 // The driver computes the input and the reference as usual; at finish() the checker starts the
 // learner's binary on the same case (its parent is the checker, not the grader), reads the
 // output it sends, waits for it, and compares. The verdict is one `RESULT {json}` line on the

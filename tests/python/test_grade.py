@@ -380,7 +380,12 @@ def test_forged_results_are_rejected(tmp_path, grade_work, fresh_manifest):
     # The same binary passes where the comparison runs in its own process.
     forged_exit = in_process_outcome(grade_work, "simple", 5, 8, 1)
     assert forged_exit.passed, forged_exit
-    forged_input = in_process_outcome(grade_work, "double-buffer", 100, 256, 3)
+    # The pointer hunt starts by copying d_in to the host, which the harness now refuses in `check` too;
+    # with the copies let through, it forges the in-process comparison.
+    refused = in_process_outcome(grade_work, "double-buffer", 100, 256, 3)
+    assert not refused.passed and any("the launcher copied 400 bytes of device memory to the host" in line
+                                      for line in refused.lines), (refused, refused.lines)
+    forged_input = in_process_outcome(grade_work, "double-buffer", 100, 256, 3, extra=["--allow-host-copies"])
     assert forged_input.passed, (forged_input, forged_input.lines)
     # ... and on that case the checker, which made its own input, says wrong answer.
     r, report, _ = grade(tree, "p14", "--double-buffer", "--seed", "12", "--manifest", fresh_manifest,
@@ -420,7 +425,7 @@ def test_host_computed_output_is_not_on_device(tmp_path, grade_work, fresh_manif
                      r"\S*p14\.cu:22", complete["diagnostic"]), complete["diagnostic"]
     assert "A puzzle's answer must be computed by its kernels" in complete["diagnostic"]
     assert report["counts"]["error"] == 2
-    failure = junit_cases(junit)["p14 --complete"].find("failure")
+    failure = junit_cases(junit)["p14 --complete"].find("error")
     assert failure.get("type") == "error"
     # The answer itself is right: let through the copies, and the driver's own comparison passes it.
     assert in_process_outcome(grade_work, "complete", 100, 8, 1, extra=["--allow-host-copies"]).passed
