@@ -38,8 +38,6 @@ SIM_EXPLANATION = re.compile(r"#error|static assertion failed|static_assert")
 UNSUPPORTED_CUDA = {
     "cudaLaunchKernel": "the kernel<<<blocks, threads, shared bytes>>>(args) syntax",
     "cudaLaunchCooperativeKernel": "separate kernel launches (the end of a kernel is the barrier between blocks)",
-    "atomicAdd_block": "atomicAdd",
-    "atomicAdd_system": "atomicAdd",
     "__match_any_sync": "__ballot_sync",
     "__match_all_sync": "__ballot_sync",
     "__reduce_and_sync": "__ballot_sync or a __shfl_xor_sync loop",

@@ -230,6 +230,6 @@ def cmd_test(root: Path, args: List[str]) -> int:
     # `ctest --test-dir` needs CMake 3.20; running inside the build dir works everywhere.
     ok = step("ctest", lambda: _run(["ctest", "--output-on-failure", "-j", jobs], cwd=str(build)) == 0)
     env = dict(os.environ, PUZZLES_BUILD_DIR=str(build))
-    ok = step("pytest", lambda: _run([sys.executable, "-m", "pytest", "-q", "tests/python"],
+    ok = step("pytest", lambda: _run([sys.executable, "-m", "pytest", "-q", "--durations=20", "tests/python"],
                                      env=env, cwd=str(root)) == 0) and ok
     return summary(0 if ok else 1)

@@ -60,7 +60,8 @@ static inline DevShadow* device_region(uintptr_t a) {
   return d;
 }
 
-__thread unsigned char tl_atomic_scope = kScopeDevice;
+static __thread unsigned char tl_atomic_scope = kScopeDevice;
+void set_atomic_scope(unsigned char scope) { tl_atomic_scope = scope; }
 
 // Memory orders as fences (tsan passes GCC's __ATOMIC_* values): a release order is a fence of the
 // atomic's scope before it, an acquire order one after it.

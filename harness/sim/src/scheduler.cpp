@@ -3,6 +3,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -166,7 +168,12 @@ void spin_limit(Worker& w, Thread& t, void* ra) {
   Grid& g = *w.grid;
   const size_t blocks = size_t(g.grid.x) * g.grid.y * g.grid.z;
   const size_t pos = std::min(blocks, size_t(g.next.load(std::memory_order_relaxed))) - 1;  // this block's place in the order
-  const std::string site = code_line(ra);
+  // The user's line, as the checker names its sites: the innermost inlined frame outside the
+  // simulator's headers (a poll through cuda::atomic_ref is inlined from them).
+  Dl_info info;
+  const uint32_t pc = dladdr(ra, &info) && info.dli_fbase ? uint32_t(uintptr_t(ra) - uintptr_t(info.dli_fbase)) : 0;
+  std::string site = pc ? site_of(pc) : "";
+  if (site.empty() || site == "?") site = code_line(ra);
   const std::string read_at = site.empty() ? std::string() : " at " + site;
   std::string state = blocks == 1 ? std::string("the launch's only block")
                                   : strf("block %zu of %zu to start in the '%s' order, with %zu block%s before it finished and %zu not started",

@@ -1,12 +1,18 @@
-// __ldg of data that another block writes in the same launch: block 0 fills a table, publishes
-// it (__threadfence(), then a flag), and block 1 reads the table through the read-only cache with
+// __ldg of data that another block writes in the same launch: the first block to start fills a table, publishes
+// it (__threadfence(), then a flag), and the other reads the table through the read-only cache with
 // __ldg. The read-only cache is not coherent with writes made during the launch, and no fence
 // changes that: the read may return stale data. `--plain-load` reads with a plain load instead.
 #include <cstdio>
 #include <cstring>
 
-__global__ void fill_then_read(int* table, int* flag, int* out, bool plain_load) {
-  if (blockIdx.x == 0) {
+__global__ void fill_then_read(int* table, int* flag, int* out, unsigned* ticket, bool plain_load) {
+  // The block that starts first writes and the other reads: the roles come from a ticket, not from
+  // blockIdx, because a GPU starts blocks in no guaranteed order (a reader that started first and
+  // waited for a writer that cannot start would wait for ever).
+  __shared__ unsigned role;
+  if (threadIdx.x == 0) role = atomicAdd(ticket, 1u);
+  __syncthreads();
+  if (role == 0) {
     table[threadIdx.x] = 3 * threadIdx.x;  // @table-store
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -31,8 +37,11 @@ int main(int argc, char** argv) {
   cudaMalloc(&d_table, threads * sizeof(int));
   cudaMalloc(&d_flag, sizeof(int));
   cudaMalloc(&d_out, threads * sizeof(int));
+  unsigned* d_ticket;
+  cudaMalloc(&d_ticket, sizeof(unsigned));
+  cudaMemset(d_ticket, 0, sizeof(unsigned));
   cudaMemset(d_flag, 0, sizeof(int));
-  fill_then_read<<<2, threads>>>(d_table, d_flag, d_out, plain);
+  fill_then_read<<<2, threads>>>(d_table, d_flag, d_out, d_ticket, plain);
   int h[threads];
   cudaMemcpy(h, d_out, sizeof h, cudaMemcpyDeviceToHost);
   bool ok = true;
@@ -40,6 +49,7 @@ int main(int argc, char** argv) {
   printf("%s\n", ok ? "Test PASSED" : "Test FAILED");
   cudaFree(d_table);
   cudaFree(d_flag);
+  cudaFree(d_ticket);
   cudaFree(d_out);
   return ok ? 0 : 1;
 }

@@ -1,4 +1,4 @@
-// Message passing between blocks: block 0 writes a message and raises a flag, block 1 waits for
+// Message passing between blocks: the first block writes a message and raises a flag, the second waits for
 // the flag and reads the message. The flag is a cuda::atomic_ref: a release store and an acquire
 // load order the message (the default). `--relaxed` uses relaxed orders, `--fence-block` a relaxed
 // flag with __threadfence_block() on both sides: neither orders anything between blocks (a race).
@@ -9,10 +9,16 @@
 
 enum Mode { AcquireRelease, Relaxed, FenceBlock, FenceDevice };
 
-__global__ void pass(int* message, int* flag, int* received, Mode mode) {
+__global__ void pass(int* message, int* flag, int* received, unsigned* ticket, Mode mode) {
+  // The block that starts first writes and the other reads: the roles come from a ticket, not from
+  // blockIdx, because a GPU starts blocks in no guaranteed order (a reader that started first and
+  // waited for a writer that cannot start would wait for ever).
+  __shared__ unsigned role;
+  if (threadIdx.x == 0) role = atomicAdd(ticket, 1u);
+  __syncthreads();
   cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
   const bool ordered = mode == AcquireRelease;
-  if (blockIdx.x == 0) {
+  if (role == 0) {
     message[threadIdx.x] = 1000 + threadIdx.x;  // @message-store
     __syncthreads();  // the block's stores come before thread 0's release
     if (threadIdx.x == 0) {
@@ -42,9 +48,11 @@ int main(int argc, char** argv) {
   cudaMalloc(&d_message, threads * sizeof(int));
   cudaMalloc(&d_flag, sizeof(int));
   cudaMalloc(&d_received, threads * sizeof(int));
+  unsigned* d_ticket;
+  cudaMalloc(&d_ticket, sizeof(unsigned));
+  cudaMemset(d_ticket, 0, sizeof(unsigned));
   cudaMemset(d_flag, 0, sizeof(int));
-  // Two blocks that wait on each other need to be resident together: 2 blocks fit on any GPU.
-  pass<<<2, threads>>>(d_message, d_flag, d_received, mode);
+  pass<<<2, threads>>>(d_message, d_flag, d_received, d_ticket, mode);
   int h[threads];
   cudaMemcpy(h, d_received, sizeof h, cudaMemcpyDeviceToHost);
   bool ok = true;
@@ -52,6 +60,7 @@ int main(int argc, char** argv) {
   printf("%s\n", ok ? "Test PASSED" : "Test FAILED");
   cudaFree(d_message);
   cudaFree(d_flag);
+  cudaFree(d_ticket);
   cudaFree(d_received);
   return ok ? 0 : 1;
 }

@@ -31,9 +31,9 @@ template <class T> T op_max(T a, T b) { return a < b ? b : a; }
 // Runs f with the scope of its atomics set to `scope` (the access front end reads it).
 template <class F>
 inline auto with_scope(unsigned char scope, F&& f) -> decltype(f()) {
-  tl_atomic_scope = scope;
+  set_atomic_scope(scope);
   auto r = f();
-  tl_atomic_scope = kScopeDevice;
+  set_atomic_scope(kScopeDevice);
   return r;
 }
 }  // namespace detail

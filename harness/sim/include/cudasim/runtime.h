@@ -266,7 +266,9 @@ void threadfence();
 // the per-thread "scope of the next atomic" (set by the _block/_system wrappers and cuda::atomic_ref,
 // read by the access front end) is device scope when nothing set it.
 enum : unsigned char { kScopeDevice = 0, kScopeSystem = 1, kScopeBlock = 2, kScopeThread = 3 };
-extern __thread unsigned char tl_atomic_scope;
+// Set through a call into the (uninstrumented) library: a store from the instrumented file would be
+// an access of its own, which the polling watch would take for a write between two polls.
+void set_atomic_scope(unsigned char scope);  // access.cpp
 void scoped_fence(unsigned char scope);  // access.cpp
 
 // Kernel launch plumbing.
