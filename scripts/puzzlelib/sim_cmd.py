@@ -221,6 +221,13 @@ def build_program(root: Path, opts: Dict) -> str:
     name = os.path.splitext(os.path.basename(cu[0]))[0]
     where = hashlib.sha256("\0".join(os.path.abspath(s) for s in opts["sources"]).encode()).hexdigest()[:10]
     home = build / "sim-programs" / ("%s-%s" % (name, where))
+    # One build of a program at a time: two `sim` commands of one program (two terminals, or a
+    # test with several worker counts) share its mirror tree, objects and executable.
+    with bld.BuildLock(home):
+        return _build_program_in(home, tc, cu2cpp, cu, name, opts)
+
+
+def _build_program_in(home: Path, tc: Dict, cu2cpp, cu: List[str], name: str, opts: Dict) -> str:
     tree = str(home / "tree")
     try:
         outputs, read = cu2cpp.translate_tree(cu, tree, opts["includes"])
@@ -253,7 +260,7 @@ def build_program(root: Path, opts: Dict) -> str:
         if rc == 0:
             os.replace(tmp, exe)
             for old in home.iterdir():  # earlier builds of this program
-                if old.is_file() and old.name.startswith(name + "-") and str(old) != exe:
+                if old.is_file() and old.name.startswith(name + "-") and str(old) != exe and ".tmp" not in old.name:
                     old.unlink()
     bld.status("")
     if rc != 0:
