@@ -82,8 +82,9 @@ def test_planted_file_is_one_small_edit_with_a_complete_header(path):
     assert 0 < len(changed) <= 16, changed
 
 
-@pytest.mark.parametrize("path", PLANTED, ids=lambda p: "%s/%s" % (p.parent.name, p.stem))
-def test_check_rejects_planted_bug(path):
+def planted_check(path):
+    """The header of a planted file, its puzzle and flag, and the `check` command of its built
+    binary; skips the test when there is no build or the binary was not built."""
     build = build_dir()
     if build is None:
         pytest.skip("PUZZLES_BUILD_DIR is not set (run through `python3 scripts/puzzle.py test`)")
@@ -94,6 +95,12 @@ def test_check_rejects_planted_bug(path):
         pytest.skip("%s was not built" % binary)
     cmd = [sys.executable, str(ROOT / "scripts" / "puzzle.py"), "check", puzzle, flag, "--binary", str(binary),
            "--backend", "cpu", "--seed", "1"]
+    return h, puzzle, flag, cmd
+
+
+@pytest.mark.parametrize("path", PLANTED, ids=lambda p: "%s/%s" % (p.parent.name, p.stem))
+def test_check_rejects_planted_bug(path):
+    h, puzzle, flag, cmd = planted_check(path)
     env = dict(os.environ, **h["env"])
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300, env=env)
     output = proc.stdout

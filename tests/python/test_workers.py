@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from conftest import REPO, run_cli
-from test_planted import PLANTED, build_dir, header
+from test_planted import PLANTED, build_dir, planted_check
 
 WORKERS = ("1", "2", "4")
 PROGRAMS = REPO / "tests" / "sim" / "programs"
@@ -48,16 +48,7 @@ def run_with_workers(cmd, workers, env=None):
 
 @pytest.mark.parametrize("path", PLANTED, ids=lambda p: "%s/%s" % (p.parent.name, p.stem))
 def test_planted_verdict_does_not_depend_on_workers(path):
-    build = build_dir()
-    if build is None:
-        pytest.skip("PUZZLES_BUILD_DIR is not set")
-    h = header(path)
-    puzzle, flag = h["planted"].split()
-    binary = build / "bin" / ("planted_%s_%s_cpu" % (puzzle, path.stem))
-    if not binary.exists():
-        pytest.skip("%s was not built" % binary)
-    cmd = [sys.executable, str(REPO / "scripts" / "puzzle.py"), "check", puzzle, flag, "--binary", str(binary),
-           "--backend", "cpu", "--seed", "1"]
+    h, puzzle, flag, cmd = planted_check(path)
     env = {k: v for k, v in h["env"].items() if k != "CUDASIM_WORKERS"}
     runs = each_worker_count(lambda w: run_with_workers(cmd, w, env))
     for w, proc in runs.items():
