@@ -94,6 +94,7 @@ struct SharedArray {
 };
 
 struct Grid;
+struct Interleave;
 
 struct BarSite {
   const char* file;
@@ -170,6 +171,9 @@ struct Worker {
   std::atomic<int> hot_line{0};
   std::atomic<uint64_t> hot_count{0};
   Thread idle;  // never runs: the end of every sweep list
+  // The turn-taking of an interleaved run (workers.cpp): set while this worker is one of the slots
+  // whose blocks take turns on one OS thread, null otherwise.
+  Interleave* il = nullptr;
 };
 
 extern __thread Worker* tl_worker;
@@ -202,6 +206,11 @@ struct Grid {
   // without end is reported (watch_spin): set for every schedule of a checked launch, so that
   // whether blocks that wait on each other finish does not depend on the number of workers.
   bool spin_watch = false;
+  // The run's blocks take turns on one OS thread, several at once, switching at every barrier and
+  // while they poll (workers.cpp, run_interleaved): set for the 'random' schedule of a checked
+  // launch, so that blocks that ran side by side on a GPU run side by side here too, with any
+  // number of workers.
+  bool interleave = false;
   uint64_t seed;
   std::vector<uint32_t> order;  // block dispatch order
   std::atomic<size_t> next{0};

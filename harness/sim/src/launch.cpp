@@ -255,6 +255,8 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     // Every schedule of a checked launch runs on one worker with polling watched: which blocks run
     // side by side then never depends on CUDASIM_WORKERS (scheduler.h, watch_spin).
     g.spin_watch = o.checks;
+    // The 'random' schedule of a checked launch also runs its blocks side by side (workers.cpp).
+    g.interleave = o.checks && !g.observed && g.schedule == Schedule::Random;
     g.seed = o.seed * 0x9E3779B97F4A7C15ull + launch_no;
     g_schedule_index.store(s);
     Observers::launch_begin(LaunchBegin{g, aptr.data(), aname.data(), (int)aptr.size()});
@@ -301,6 +303,15 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     if (count > 1 && s == 0) snapshot_take(first);
     if (s > 0) {
       size_t atomic_only = 0;
+      // The schedule that ran blocks side by side (Grid::interleave): a difference that only it
+      // shows depends on how blocks interleave, which the orders of one block at a time never show.
+      const bool interleaved = o.checks && o.schedules[s] == Schedule::Random;
+      const std::string interleaved_note = strf(
+          "\n  The '%s' order also runs several blocks side by side, taking turns at barriers and polls, as a GPU does. If "
+          "the answer is wrong after it, a block used a value that another block changed before it was done: an update "
+          "computed from an earlier read and stored with atomicExch (make it one atomicAdd), or a wait for another block "
+          "that gives up after a few polls (poll until the flag is set).",
+          schedule_name(o.schedules[s]));
       std::string diff = snapshot_diff(first, schedule_name(o.schedules[0]), schedule_name(o.schedules[s]), &atomic_only);
       if (atomic_only && !g_atomic_note_given) {
         g_atomic_note_given = true;
@@ -309,9 +320,9 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
                      "thread orders (counting plain stores by threads that had used an atomic: an index taken with "
                      "atomicAdd, out[atomicAdd(&n, 1)] = x, or a value computed under a lock). That is not a race: atomics "
                      "run in any order, so a float sum rounds differently, the last atomicExch/atomicCAS wins and an index "
-                     "or a lock goes to another thread first. Compare such results with a tolerance, or as a set.\n",
+                     "or a lock goes to another thread first. Compare such results with a tolerance, or as a set.%s\n",
                      kernel_str(site).c_str(), atomic_only, atomic_only == 1 ? "" : "s", schedule_name(o.schedules[0]),
-                     schedule_name(o.schedules[s]));
+                     schedule_name(o.schedules[s]), interleaved ? interleaved_note.c_str() : "");
       }
       if (!diff.empty()) {
         ErrorRec e{Diagnosis{Kind::race_schedule},
@@ -322,8 +333,9 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
                         "separate the read and the write with __syncthreads(), or use a second buffer), or one block reads what "
                         "another block writes in the same launch (split the work into two kernel launches).\n"
                         "  This includes threads of one warp: since Volta they do not run in lockstep, so the 2007 'volatile "
-                        "last warp' idiom is a race too; put __syncwarp() between its read and write, or use __shfl_down_sync().",
-                        kernel_str(site).c_str(), schedule_name(o.schedules[0]), schedule_name(o.schedules[s]), diff.c_str())};
+                        "last warp' idiom is a race too; put __syncwarp() between its read and write, or use __shfl_down_sync().%s",
+                        kernel_str(site).c_str(), schedule_name(o.schedules[0]), schedule_name(o.schedules[s]), diff.c_str(),
+                        interleaved ? interleaved_note.c_str() : "")};
         report_kernel_error(e);
         return;
       }

@@ -175,8 +175,9 @@ void spin_limit(Worker& w, Thread& t, void* ra) {
   std::string site = pc ? site_of(pc) : "";
   if (site.empty() || site == "?") site = code_line(ra);
   const std::string read_at = site.empty() ? std::string() : " at " + site;
-  std::string state = blocks == 1 ? std::string("the launch's only block")
-                                  : strf("block %zu of %zu to start in the '%s' order, with %zu block%s before it finished and %zu not started",
+  std::string state = w.il        ? interleave_state(w)
+                      : blocks == 1 ? std::string("the launch's only block")
+                                    : strf("block %zu of %zu to start in the '%s' order, with %zu block%s before it finished and %zu not started",
                                          pos + 1, blocks, schedule_name(g.schedule), pos, pos == 1 ? "" : "s", blocks - 1 - pos);
   thread_fault(w, t, Kind::endless_wait,
                strf("runaway block in %s: %s waits for ever: it read the same global memory%s %u times in a row without "
@@ -533,6 +534,10 @@ void run_block(Worker& w, Grid& g, uint32_t linear) {
     }
     w.bar_result = w.bar_kind == 0 ? w.bar_count : w.bar_kind == 1 ? w.bar_all : w.bar_kind == 2 ? w.bar_any : 0;
     ++w.bar_epoch;
+    if (__builtin_expect(w.il != nullptr, 0)) {
+      interleave_turn(w);
+      if (g.abort.load(std::memory_order_relaxed)) return;
+    }
   }
 }
 

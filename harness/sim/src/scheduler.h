@@ -77,6 +77,13 @@ static inline __attribute__((always_inline)) void switch_away(Worker& w, Thread&
 // reads, not time, makes the verdict the same on every machine and for every CUDASIM_WORKERS.
 static constexpr uint32_t kSpinPolls = 1u << 14;
 [[noreturn]] void spin_limit(Worker& w, Thread& t, void* ra);
+// Interleaved runs (Grid::interleave, workers.cpp): a thread that has read the same word
+// kYieldPolls times in a row gives the OS thread to another block, as a GPU runs the block it
+// waits for beside it; the polls it counts towards kSpinPolls start again if some block passed a
+// barrier or finished meanwhile. A poll loop that gives up sooner than kYieldPolls reads sees no
+// other block run in between, which is what exposes it.
+static constexpr uint32_t kYieldPolls = 64;
+void interleave_poll_yield(Worker& w, Thread& t);
 static inline void watch_spin(Worker& w, Thread& t, uintptr_t a, bool write, bool atomic, void* ra) {
   if (write && !atomic) {
     t.spin_polls = 0;
@@ -90,6 +97,7 @@ static inline void watch_spin(Worker& w, Thread& t, uintptr_t a, bool write, boo
   a &= ~uintptr_t(3);  // the word
   if (a == t.spin_addr[0] || a == t.spin_addr[1]) {
     if (__builtin_expect(++t.spin_polls >= kSpinPolls, 0)) spin_limit(w, t, ra);
+    if (__builtin_expect(w.il != nullptr, 0) && t.spin_polls % kYieldPolls == 0) interleave_poll_yield(w, t);
   } else {
     t.spin_addr[1] = t.spin_addr[0];
     t.spin_addr[0] = a;
@@ -109,6 +117,11 @@ std::string who(const Worker& w, const Thread& t);
 
 // Runs one block to completion (or to its first error) under the grid's schedule (scheduler.cpp).
 void run_block(Worker& w, Grid& g, uint32_t linear);
+
+// Interleaved runs (workers.cpp): the running block passed a barrier and gives the OS thread to
+// the next block to take a turn; and, for an endless wait, what ran beside the waiting block.
+void interleave_turn(Worker& w);
+std::string interleave_state(const Worker& w);
 
 // Warp collectives (warps.cpp): whether every live lane of the group's mask has arrived, and
 // completing the group.
