@@ -146,8 +146,14 @@ class Edit:
 GLOBAL_FN = re.compile(r"\b__global__\b[^;{}()]*?\b([A-Za-z_]\w*)\s*\(")
 
 
+# A pointer to const data declared __restrict__ (`const float* __restrict__ in`, `float const*
+# __restrict in`): nvcc may load through it on the read-only (non-coherent) path, as with __ldg.
+READ_ONLY_PARAM = re.compile(r"\bconst\b[^*]*\*\s*(?:__restrict__|__restrict)\b")
+
+
 def kernel_params(code):
-    """{kernel name: "a,b,c"}: the parameter names of every __global__ function in the file."""
+    """{kernel name: "a,b,c"}: the parameter names of every __global__ function in the file; a
+    name marked "!" is a `const T* __restrict__` pointer (launch.cpp reads the mark)."""
     out = {}
     for m in GLOBAL_FN.finditer(code):
         depth, j = 0, m.end() - 1
@@ -164,7 +170,8 @@ def kernel_params(code):
             p = re.sub(r"=.*$", "", p, flags=re.S)            # default argument
             p = re.sub(r"(\[[^\]]*\])+\s*$", "", p.strip())  # array parameter
             n = re.search(r"([A-Za-z_]\w*)\s*$", p)
-            names.append(n.group(1) if n and p.strip() not in ("void",) and len(p.split()) > 1 or (n and "*" in p) else "")
+            name = n.group(1) if n and p.strip() not in ("void",) and len(p.split()) > 1 or (n and "*" in p) else ""
+            names.append("!" + name if name and READ_ONLY_PARAM.search(p) else name)
         out.setdefault(m.group(1), ",".join(names))
     return out
 
@@ -535,9 +542,24 @@ def find_clock(code):
     return [Edit(m.start(1), m.end(1), "cudasim_clock") for m in re.finditer(r"(?<![\w.:>])(clock)\s*\(\s*\)", code)]
 
 
+def find_noinline(code):
+    """CUDA's `__noinline__` (`__device__ __noinline__ int f()`). A macro cannot give it: libstdc++
+    spells GCC's attribute `__attribute__((__noinline__))`, which the macro would break. So the
+    user's own uses become the attribute, and one already inside an attribute list stays."""
+    edits = []
+    for m in re.finditer(r"\b__noinline__\b", code):
+        before = code[max(0, m.start() - 200):m.start()]
+        at = before.rfind("__attribute__")
+        if at >= 0 and before[at:].count("(") > before[at:].count(")"):
+            continue
+        edits.append(Edit(m.start(), m.end(), "__attribute__((noinline))"))
+    return edits
+
+
 def translate(src, path, program=None):
     code = mask_comments_and_strings(src)
     edits = find_launches(src, code, program) + find_shared(src, code) + find_printf(code) + find_clock(code) + find_device_vars(code)
+    edits += find_noinline(code)
     edits += find_device_bodies(src, code, path)
     # An insertion goes before a replacement that starts at the same offset (`{__shared__ ...`).
     edits.sort(key=lambda e: (e.start, e.end > e.start))

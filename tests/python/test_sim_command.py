@@ -32,10 +32,11 @@ PROGRAM_SOURCES = [
     ["spin_lock_sum.cu"],                                  # a float sum under a lock, between and within blocks
     ["scoped_atomics.cu"],                                 # atomicAdd_block within each block
     ["message_passing.cu"],                                # cuda::atomic_ref release/acquire between blocks
+    ["noinline.cu"],                                       # __noinline__ beside __attribute__((__noinline__))
 ]
 # Programs whose default run the memory checker reports (and their fixed forms): listed here for
 # the nvcc build as well.
-REPORTED_PROGRAMS = [["ticket_reduction.cu"], ["status_halves.cu"], ["ldg_written.cu"]]
+REPORTED_PROGRAMS = [["ticket_reduction.cu"], ["status_halves.cu"], ["ldg_written.cu"], ["restrict_written.cu"]]
 
 
 @pytest.mark.parametrize("sources", PROGRAM_SOURCES, ids=lambda s: s[0])
@@ -495,6 +496,13 @@ MEMORY_MODEL_CASES = [
         "Use a plain load here (or a volatile load or an atomic), or split the work into two kernel launches."],
      ["@table-store", "@table-load"]),
     ("ldg_written.cu", ["--plain-load"], 0, [], []),
+    ("restrict_written.cu", [], 3, [
+        "read-after-write between write at {0} and read-only-path (const __restrict__ src) read at {1}",
+        "in another block of the same launch (the read-only path is not coherent with it).",
+        "The kernel's parameter src is a pointer to const declared __restrict__",
+        "drop __restrict__ (or const) from src, or split the work into two kernel launches."],
+     ["@table-store", "@table-load"]),
+    ("restrict_written.cu", ["--no-restrict"], 0, [], []),
 ]
 
 

@@ -105,6 +105,7 @@ struct Finding {
   HazardClass cls;
   uint32_t bits_a, bits_b;  // the kPc* bits of the two accesses (how each was made)
   bool missing_acquire;     // across blocks: the reader's atomic saw the writer's release, but no acquire followed
+  std::string restricted;   // a read-only-path read through this `const T* __restrict__` parameter ("": __ldg)
   uint32_t epoch;
   const char* from_file;
   int from_line;
@@ -129,6 +130,9 @@ struct Checker {
   std::vector<uint8_t> run_done;      // per run of this launch: the block has ended
   std::vector<PendingRead> pending;   // plain reads that met an atomic write (PendingRead)
   std::vector<uint32_t> cas_read_sites;  // read sites (pc) whose reads a CAS validated: a CAS loop's first read
+  // Buffers that a `const T* __restrict__` parameter points into, and the parameter: plain reads of
+  // them are read-only-path loads (nvcc may make them LDG.NC, as for __ldg).
+  std::vector<std::pair<DevShadow*, std::string>> restricted;
   std::vector<std::string> uninit_warned;  // launch sites whose uninitialized read was a warning already
 };
 extern Checker g_chk;  // hazards.cpp

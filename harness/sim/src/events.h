@@ -58,6 +58,8 @@ struct LaunchBegin {
   const void* const* ptrs;
   const char* const* names;
   int n;
+  // Per pointer: declared `const T* __restrict__`, which nvcc may read through the read-only path.
+  const unsigned char* read_only;
 };
 
 struct NoEvents {

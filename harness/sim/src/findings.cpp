@@ -140,6 +140,9 @@ void record_hazard(const Ctx& c, const Stamp& a, const char* kind, HazardClass c
   f.bits_a = a.pc & ~kPcMask;
   f.bits_b = c.s.pc & ~kPcMask;
   f.missing_acquire = cross && cls == HazardClass::Plain && std::string(kind) == "read-after-write" && missing_acquire(c, a);
+  if (cls == HazardClass::ReadOnly)
+    for (const auto& r : k.restricted)
+      if (c.addr - r.first->data < r.first->bytes) f.restricted = r.second;
   f.epoch = c.s.epoch;
   f.from_file = c.w->epoch_file;
   f.from_line = c.w->epoch_line;
@@ -264,6 +267,12 @@ static std::string advice(const Finding& f) {
              "cuda::atomic_ref::load) or a volatile load of the same size, or order the two; a CAS loop that validates the "
              "plain read with atomicCAS is fine.";
     case HazardClass::ReadOnly:
+      if (!f.restricted.empty())
+        return "The kernel's parameter " + f.restricted +
+               " is a pointer to const declared __restrict__: that promises nvcc the data does not change during the launch, "
+               "so it may load it through the read-only data cache (as __ldg does), which is not coherent with writes made "
+               "during the launch, and fences do not make it so. Another block writes these bytes in this launch: drop "
+               "__restrict__ (or const) from " + f.restricted + ", or split the work into two kernel launches.";
       return "__ldg (like a const __restrict__ pointer) reads through the read-only data cache, which is not coherent with "
              "writes made during the launch, and fences do not make it so: use it only for data no thread writes in this "
              "launch. Use a plain load here (or a volatile load or an atomic), or split the work into two kernel launches.";
@@ -385,6 +394,9 @@ std::string check_launch_end(Grid& g, Diagnosis* d) {
       const char* b = f.kind == "read-after-write" ? "read" : "write";
       std::string l = strf("  %s between %s%s at %s and %s%s at %s", f.kind.c_str(), how_word(f.atomic_a, f.bits_a, f.cls), a,
                            symbolized_site(f.pc_a).c_str(), how_word(f.atomic_b, f.bits_b, f.cls), b, symbolized_site(f.pc_b).c_str());
+      const std::string ldg = "read-only-path (__ldg) ";
+      if (!f.restricted.empty() && l.find(ldg) != std::string::npos)
+        l.replace(l.find(ldg), ldg.size(), "read-only-path (const __restrict__ " + f.restricted + ") ");
       auto it = std::find_if(lines.begin(), lines.end(), [&](auto& x) { return x.first == l; });
       if (it == lines.end()) lines.push_back({l, f.count});
       else it->second += f.count;

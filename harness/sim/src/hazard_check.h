@@ -205,6 +205,11 @@ inline __attribute__((always_inline)) void MemoryChecker::access(const AccessEve
     c.s.pc |= (atomic ? uint32_t(e.scope) << kPcScopeShift : 0) | (e.how & kHowVolatile ? kPcStrong : 0) |
               (e.how & kHowReadOnly ? kPcReadOnly : 0) | (size > 4 ? kPcWide : 0);
   }
+  // A plain read of a buffer that a `const T* __restrict__` parameter points into: read-only path.
+  if (__builtin_expect(!g_chk.restricted.empty(), 0) && c.space == Space::Device && read && !write && !atomic &&
+      !(e.how & kHowVolatile))
+    for (const auto& r : g_chk.restricted)
+      if (r.first == e.region) c.s.pc |= kPcReadOnly;
   if (c.space == Space::Shared) {
     // Inside the arena but in no array: before an array's start or past its end.
     bool inside = a - wc.arr_lo < wc.arr_len && a + size - wc.arr_lo <= wc.arr_len;  // the array used last

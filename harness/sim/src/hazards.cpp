@@ -43,8 +43,15 @@ void MemoryChecker::launch_begin(const LaunchBegin& e) {
   c.uninit.clear();
   c.total_hazards = c.total_uninit = 0;
   c.args.clear();
-  for (int i = 0; i < n; ++i)
-    if (ptrs[i]) c.args.push_back(ArgName{reinterpret_cast<uintptr_t>(ptrs[i]), names[i] ? names[i] : ""});
+  c.restricted.clear();
+  for (int i = 0; i < n; ++i) {
+    if (!ptrs[i]) continue;
+    const uintptr_t p = reinterpret_cast<uintptr_t>(ptrs[i]);
+    c.args.push_back(ArgName{p, names[i] ? names[i] : ""});
+    if (e.read_only && e.read_only[i])
+      for (DevShadow* d : c.devs)
+        if (p - d->data < d->bytes) c.restricted.emplace_back(d, names[i] ? names[i] : "");
+  }
 }
 
 void MemoryChecker::block_begin(Worker& w, unsigned n) {

@@ -229,12 +229,21 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
       pos = c + 1;
     }
   }
+  // cu2cpp marks a `const T* __restrict__` parameter's name with "!".
+  std::vector<unsigned char> restricted(pnames.size(), 0);
+  for (size_t k = 0; k < pnames.size(); ++k)
+    if (!pnames[k].empty() && pnames[k][0] == '!') {
+      pnames[k].erase(0, 1);
+      restricted[k] = 1;
+    }
   std::vector<const void*> aptr;
   std::vector<const char*> aname;
+  std::vector<unsigned char> aro;
   for (int i = 0; i < n_ptr_args; ++i) {
     aptr.push_back(ptr_args[i].ptr);
     int k = ptr_args[i].index;
     aname.push_back(k < (int)pnames.size() && !pnames[k].empty() ? pnames[k].c_str() : nullptr);
+    aro.push_back(k < (int)restricted.size() ? restricted[k] : 0);
   }
   managed_before_launch();
   Snapshot before, first;
@@ -259,7 +268,7 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     g.interleave = o.checks && !g.observed && g.schedule == Schedule::Random;
     g.seed = o.seed * 0x9E3779B97F4A7C15ull + launch_no;
     g_schedule_index.store(s);
-    Observers::launch_begin(LaunchBegin{g, aptr.data(), aname.data(), (int)aptr.size()});
+    Observers::launch_begin(LaunchBegin{g, aptr.data(), aname.data(), (int)aptr.size(), aro.data()});
     g_observed_launch = g.observed || g.spin_watch;
     run_grid(g);
     g_observed_launch = false;
