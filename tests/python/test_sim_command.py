@@ -474,8 +474,10 @@ MEMORY_MODEL_CASES = [
      ["@message-store", "@message-load"]),
     ("message_passing.cu", ["--fence-block"], 3, [
         "read-after-write between write at {0} and read at {1}",
-        "in another block, with no release and acquire between them."],
-     ["@message-store", "@message-load"]),
+        "in another block, with no release and acquire between them.",
+        "The writer's fence at {2} is __threadfence_block(): it orders the thread's writes only for the threads of its "
+        "own block, so the atomic after it publishes nothing to another block. Use __threadfence() there"],
+     ["@message-store", "@message-load", "@writer-fence-block"]),
     ("message_passing.cu", ["--fence"], 0, [], []),
     ("status_halves.cu", [], 3, [
         "read-after-write between atomic write at {0} and volatile read at {2}",

@@ -105,7 +105,8 @@ __attribute__((noinline)) static void on_access(uintptr_t a, size_t size, bool w
 void scoped_fence(unsigned char scope) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   Worker* w = tl_worker;
-  if (w && tl_thread) raise_fence(*w, *reinterpret_cast<Thread*>(tl_thread), scope);
+  // The caller is the user's __threadfence*() (inlined from runtime.h): its line names the fence.
+  if (w && tl_thread) Observers::fence(*w, *reinterpret_cast<Thread*>(tl_thread), scope, pc32(__builtin_return_address(0)));
 }
 
 }  // namespace detail

@@ -72,6 +72,7 @@ struct ThreadCheck {
   uint64_t seen_b, acq_b;  // the same at block scope (any atomic, any fence): orders within the block
   uint32_t bars;        // __syncthreads() calls passed
   uint32_t last_pc;     // its last access, for "returned after ..." messages
+  uint32_t block_fence_pc;  // its last __threadfence_block(), for a report that a block-scope release published nothing
 };
 
 // The checker's state for one worker, owned by the checker (hazards.cpp): the engine's Worker only carries a
@@ -98,7 +99,7 @@ struct MemoryChecker : NoEvents {
   static void barrier(Worker& w, const char* file, int line);
   // The lanes that met are ordered with each other.
   static void warp_collective(Worker& w, unsigned warp_index, const WarpGroup& g);
-  static void fence(Worker& w, Thread& t, uint8_t scope);
+  static void fence(Worker& w, Thread& t, uint8_t scope, uint32_t pc);
   // An atomic on memory with no shadow (a __device__ variable): it still releases and acquires.
   static void unshadowed_atomic(Worker& w, Thread& t, uint8_t scope);
   // What the thread does after arriving belongs to the next phase.

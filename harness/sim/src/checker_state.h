@@ -56,6 +56,7 @@ struct Release {  // a fence followed by an atomic: the block's earlier writes a
   uint16_t thread;
   uint16_t fences;  // and the releasing thread's own writes made before its fence
   bool device;      // device scope (fence and atomic): also for other blocks; else for the block's own threads
+  uint32_t block_fence_pc;  // not device scope because of a __threadfence_block() here (0: a _block atomic)
 };
 // What a hazard is, beyond its read/write kind: each class has its own advice and diagnosis kind.
 enum class HazardClass : uint8_t {
@@ -106,6 +107,7 @@ struct Finding {
   uint32_t bits_a, bits_b;  // the kPc* bits of the two accesses (how each was made)
   bool missing_acquire;     // across blocks: the reader's atomic saw the writer's release, but no acquire followed
   std::string restricted;   // a read-only-path read through this `const T* __restrict__` parameter ("": __ldg)
+  uint32_t block_fence_pc;  // across blocks: the writer released with this __threadfence_block() (0: none)
   uint32_t epoch;
   const char* from_file;
   int from_line;
@@ -161,7 +163,8 @@ static inline void atomic_sync(WorkerCheck& wc, ThreadCheck& k, uint16_t thread,
   const bool device = scope < kScopeBlock;
   if (k.fenced) {
     ch.releases[wc.run - ch.first_run].push_back(
-        Release{++ch.rel_seq, k.fence_epoch, thread, uint16_t(std::min<unsigned>(k.fences, 255)), device && k.fenced == 2});
+        Release{++ch.rel_seq, k.fence_epoch, thread, uint16_t(std::min<unsigned>(k.fences, 255)), device && k.fenced == 2,
+                k.fenced == 1 ? k.block_fence_pc : 0});
     k.fenced = 0;
   }
   if (device) {

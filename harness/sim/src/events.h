@@ -73,7 +73,7 @@ struct NoEvents {
   // The lanes of a warp met in a *_sync call (shuffle, vote, __syncwarp, __activemask).
   static void warp_collective(Worker&, unsigned /*warp_index*/, const WarpGroup&) {}
   // A fence of the given scope (kScope* in cudasim/runtime.h).
-  static void fence(Worker&, Thread&, uint8_t /*scope*/) {}
+  static void fence(Worker&, Thread&, uint8_t /*scope*/, uint32_t /*pc: the fence's code address, 0 unknown*/) {}
   static void cbar_arrive(Worker&, Thread&, const CBarState*, uint64_t /*phase*/, bool /*completes*/, const char* /*file*/,
                           int /*line*/) {}
   static void cbar_waited(Worker&, Thread&, const CBarState*, uint64_t /*phase*/) {}
@@ -94,7 +94,7 @@ struct Fanout {
   static inline __attribute__((always_inline)) void access(const AccessEvent& a) { (O::access(a), ...); }
   static void barrier(Worker& w, const char* file, int line) { (O::barrier(w, file, line), ...); }
   static void warp_collective(Worker& w, unsigned warp, const WarpGroup& g) { (O::warp_collective(w, warp, g), ...); }
-  static void fence(Worker& w, Thread& t, uint8_t scope = 0 /* device */) { (O::fence(w, t, scope), ...); }
+  static void fence(Worker& w, Thread& t, uint8_t scope = 0 /* device */, uint32_t pc = 0) { (O::fence(w, t, scope, pc), ...); }
   static void cbar_arrive(Worker& w, Thread& t, const CBarState* b, uint64_t phase, bool completes, const char* file, int line) {
     (O::cbar_arrive(w, t, b, phase, completes, file, line), ...);
   }

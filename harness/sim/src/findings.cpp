@@ -140,6 +140,11 @@ void record_hazard(const Ctx& c, const Stamp& a, const char* kind, HazardClass c
   f.bits_a = a.pc & ~kPcMask;
   f.bits_b = c.s.pc & ~kPcMask;
   f.missing_acquire = cross && cls == HazardClass::Plain && std::string(kind) == "read-after-write" && missing_acquire(c, a);
+  f.block_fence_pc = 0;
+  if (cross && cls == HazardClass::Plain && a.run >= k.first_run)
+    for (const Release& r : k.releases[a.run - k.first_run])
+      if (!r.device && r.block_fence_pc && (a.epoch < r.epoch || (a.thread == r.thread && a.fences < r.fences)))
+        f.block_fence_pc = r.block_fence_pc;
   if (cls == HazardClass::ReadOnly)
     for (const auto& r : k.restricted)
       if (c.addr - r.first->data < r.first->bytes) f.restricted = r.second;
@@ -285,6 +290,11 @@ static std::string advice(const Finding& f) {
            "(PTX ISA, Memory Consistency Model: an atomic followed by a fence, or an acquire operation). Add a "
            "__threadfence() after the atomic, in the thread that then reads (before the __syncthreads() that passes the "
            "result to the block).";
+  if (f.cross_block && f.block_fence_pc)
+    return "The writer's fence at " + symbolized_site(f.block_fence_pc) +
+           " is __threadfence_block(): it orders the thread's writes only for the threads of its own block, so the atomic "
+           "after it publishes nothing to another block. Use __threadfence() there (device scope), and __threadfence() "
+           "after the reader's atomic that observed it.";
   if (f.cross_block) {
     if (accumulator(f))
       return "Many threads update the same element: use atomicAdd (or another atomic) for a shared total, or give each "
@@ -375,7 +385,10 @@ std::string check_launch_end(Grid& g, Diagnosis* d) {
   if (k.hazards.empty() && k.uninit.empty()) return "";
   std::vector<uint32_t> pcs;
   for (auto* list : {&k.hazards, &k.uninit})
-    for (const Finding& f : *list) pcs.push_back(f.pc_a), pcs.push_back(f.pc_b);
+    for (const Finding& f : *list) {
+      pcs.push_back(f.pc_a), pcs.push_back(f.pc_b);
+      if (f.block_fence_pc) pcs.push_back(f.block_fence_pc);
+    }
   symbolize_sites(pcs);
   std::string out;
   if (!k.hazards.empty()) {

@@ -112,11 +112,12 @@ void MemoryChecker::warp_collective(Worker& w, unsigned warp_index, const WarpGr
 
 // A fence makes the thread's next atomic a release, and acquires what its last atomic saw: at
 // device scope for every block, at block scope for the threads of its own block only.
-void MemoryChecker::fence(Worker& w, Thread& t, uint8_t scope) {
+void MemoryChecker::fence(Worker& w, Thread& t, uint8_t scope, uint32_t pc) {
   if (!w.checking) return;
   ThreadCheck& k = w.ck->threads[t.linear];
   ++k.fences;
   const bool device = scope < kScopeBlock;
+  if (!device && pc) k.block_fence_pc = pc;
   k.fenced = std::max<uint8_t>(k.fenced, device ? 2 : 1);
   k.fence_epoch = w.bar_epoch;
   k.acq_b = std::max(k.acq_b, k.seen_b);

@@ -13,7 +13,10 @@ namespace {
 std::atomic<bool> g_forbidden{false};
 }
 
-void set_device_to_host_copies_forbidden(bool on) { g_forbidden.store(on); }
+void set_device_to_host_copies_forbidden(bool on) {
+  g_forbidden.store(on);
+  detail::managed_protection_update();  // managed buffers: closed to host code while forbidden
+}
 bool device_to_host_copies_forbidden() { return g_forbidden.load(); }
 
 namespace detail {

@@ -288,6 +288,12 @@ std::string check_canaries();
 void set_last_error(cudaError_t e);
 // Device memory is inaccessible to host code except inside the runtime, as on a GPU.
 void device_access(bool on);
+// Managed buffers (memory.cpp): whether an allocation is one; the protection that follows whether
+// device-to-host copies are forbidden (host_reads.cpp calls it when that changes); and, for a host
+// write that faulted on one, opening the buffer to host code until the next launch.
+bool is_managed_alloc(const Alloc* a);
+void managed_protection_update();
+void open_managed_for_host(const Alloc& a);
 
 // Reporting (report.cpp).
 void report_kernel_error(const ErrorRec& e);  // prints, then exits or throws per ErrorMode

@@ -167,9 +167,19 @@ void managed_before_launch() {
   for (auto& rg : ranges) shadow_host_write(reinterpret_cast<void*>(rg.first), rg.second, HostWrite::Copy);
 }
 
+bool is_managed_alloc(const Alloc* a) { return is_managed(a); }
+
+// Managed memory is host memory too, so host code may touch it, except while the puzzles' harness
+// runs a case with device-to-host copies forbidden (host_reads.cpp): then a launcher that reads it
+// between launches would compute the answer on the CPU, and the buffer is closed to host code like
+// any device buffer. The crash handler tells that read apart from a host write (which opens it).
 static void protect(const Alloc& a, bool on) {
-  if (managed().count(a.data)) return;
+  if (managed().count(a.data) && !device_to_host_copies_forbidden()) on = true;
   mprotect(reinterpret_cast<void*>(a.map_base), a.map_len, on ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
+void open_managed_for_host(const Alloc& a) {
+  mprotect(reinterpret_cast<void*>(a.map_base), a.map_len, PROT_READ | PROT_WRITE);
 }
 
 static int g_access_depth = 0;  // host thread only
@@ -179,6 +189,16 @@ void device_access(bool on) {
   g_access_depth += on ? 1 : -1;
   if ((on && g_access_depth == 1) || (!on && g_access_depth == 0))
     for (auto& kv : r.live) protect(kv.second, on);
+}
+
+void managed_protection_update() {
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (g_access_depth != 0) return;  // inside a launch or a copy: device_access(false) applies it
+  for (uintptr_t d : managed()) {
+    auto it = r.live.find(d);
+    if (it != r.live.end()) protect(it->second, false);
+  }
 }
 
 namespace {

@@ -198,7 +198,25 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
   } else {
     std::string d = describe_address(addr, &diag.kind);
     const Alloc* host_deref = thread.empty() ? find_alloc(reinterpret_cast<void*>(addr)) : nullptr;
-    if (host_deref) {
+    if (host_deref && is_managed_alloc(host_deref) && device_to_host_copies_forbidden()) {
+      // A launcher's host code touched managed memory while a case runs (memory.cpp, protect). A
+      // write (initialising a counter) is allowed: the buffer opens until the next launch and the
+      // instruction runs again. A read would let the launcher compute the answer on the CPU.
+      bool write = false;
+#if defined(__linux__) && defined(__x86_64__)
+      write = (static_cast<ucontext_t*>(uctx)->uc_mcontext.gregs[REG_ERR] & 2) != 0;  // the page fault's W bit
+#endif
+      if (write) {
+        open_managed_for_host(*host_deref);
+        return;
+      }
+      diag.kind = Kind::host_copy_in_launcher;
+      what = "the launcher read managed memory (" + alloc_str(*host_deref) +
+             ") in host code while the case ran. A puzzle's answer must be computed by its kernels: the driver reads the "
+             "output itself after the launcher returns, and an answer computed on the CPU does not count. Leave the "
+             "values in device memory and launch another kernel on them; to look at values while debugging, printf from a "
+             "kernel";
+    } else if (host_deref) {
       diag.kind = Kind::crash_host;
       what = "host code dereferenced device memory (" + alloc_str(*host_deref) +
              "). A device pointer is only valid inside kernels: copy the data to a host array with cudaMemcpy first";
@@ -225,7 +243,10 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
     diag.block = w->block.bid;
     diag.threads.push_back(tl_thread->tid);
   }
-  std::string msg = (thread.empty() ? std::string("crash in host code: ") : "crash in " + thread + ": ") + what + ".";
+  std::string msg = (diag.kind == Kind::host_copy_in_launcher ? std::string()
+                     : thread.empty()                          ? std::string("crash in host code: ")
+                                                               : "crash in " + thread + ": ") +
+                    what + ".";
   if (!src.empty()) msg += "\n  at " + src;
   if (!thread.empty() && advice) msg += std::string("\n  ") + advice;
   fatal(diag, msg);

@@ -22,7 +22,7 @@ __global__ void pass(int* message, int* flag, int* received, unsigned* ticket, M
     message[threadIdx.x] = 1000 + threadIdx.x;  // @message-store
     __syncthreads();  // the block's stores come before thread 0's release
     if (threadIdx.x == 0) {
-      if (mode == FenceBlock) __threadfence_block();
+      if (mode == FenceBlock) __threadfence_block();  // @writer-fence-block
       if (mode == FenceDevice) __threadfence();
       f.store(1, ordered ? cuda::std::memory_order_release : cuda::std::memory_order_relaxed);
     }
