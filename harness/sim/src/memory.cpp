@@ -105,9 +105,10 @@ std::string alloc_distance(const Alloc& a, uintptr_t p) {
 
 std::string alloc_str(const Alloc& a) {
   if (a.id == 0) return strf("__device__ variable %s (%zu bytes, declared at %s)", a.type, a.bytes, where(a.file, a.line).c_str());
+  const char* api = is_managed_alloc(&a) ? "cudaMallocManaged" : "cudaMalloc";
   if (a.type && a.elem > 1)
-    return strf("buffer #%d (%zu x %s, cudaMalloc at %s)", a.id, a.bytes / a.elem, a.type, where(a.file, a.line).c_str());
-  return strf("buffer #%d (%zu bytes, cudaMalloc at %s)", a.id, a.bytes, where(a.file, a.line).c_str());
+    return strf("buffer #%d (%zu x %s, %s at %s)", a.id, a.bytes / a.elem, a.type, api, where(a.file, a.line).c_str());
+  return strf("buffer #%d (%zu bytes, %s at %s)", a.id, a.bytes, api, where(a.file, a.line).c_str());
 }
 
 // Called from the crash handler too: takes no lock (the faulting thread may be in the runtime).

@@ -211,6 +211,7 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
         return;
       }
       diag.kind = Kind::host_copy_in_launcher;
+      diag.detail = "a read of cudaMallocManaged memory in host code";
       what = "the launcher read managed memory (" + alloc_str(*host_deref) +
              ") in host code while the case ran. A puzzle's answer must be computed by its kernels: the driver reads the "
              "output itself after the launcher returns, and an answer computed on the CPU does not count. Leave the "

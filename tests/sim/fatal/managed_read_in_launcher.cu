@@ -8,7 +8,7 @@
 #include "cudasim/control.h"
 
 __global__ void copy_in(const int* in, int* m, int n) {
-  if (threadIdx.x < n) m[threadIdx.x] = in[threadIdx.x];
+  if ((int)threadIdx.x < n) m[threadIdx.x] = in[threadIdx.x];
 }
 
 int main() {
