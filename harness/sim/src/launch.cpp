@@ -334,17 +334,29 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
                      schedule_name(o.schedules[s]), interleaved ? interleaved_note.c_str() : "");
       }
       if (!diff.empty()) {
+        // The interleaved schedule differs from the first in how blocks run as well: say so first.
+        const std::string orders =
+            interleaved ? strf("'%s' order and in '%s' order (which also runs up to four blocks side by side, taking turns at "
+                               "barriers and polls, as blocks share a GPU)",
+                               schedule_name(o.schedules[0]), schedule_name(o.schedules[s]))
+                        : strf("'%s' order and in '%s' order", schedule_name(o.schedules[0]), schedule_name(o.schedules[s]));
+        const char* between =
+            interleaved ? "  Between blocks: a block that reads what another block writes during the launch must wait for it (a "
+                          "flag set after a release, read with an acquire) and use exactly what it waited for. A look-back that "
+                          "adds more tiles than the nearest inclusive prefix, that gives up after a few polls, or an update "
+                          "computed from an earlier read and stored with atomicExch changes with how blocks interleave.\n"
+                        : "";
         ErrorRec e{Diagnosis{Kind::race_schedule},
-                   strf("race in %s: the result depends on the order in which threads run (or on what uninitialized memory "
+                   strf("race in %s: the result depends on the order in which threads run%s (or on what uninitialized memory "
                         "holds: each order fills it differently).\n"
-                        "  Running the threads of each barrier interval in '%s' order and in '%s' order wrote different values:\n%s"
+                        "  Running the threads of each barrier interval in %s wrote different values:\n%s%s"
                         "  Some thread reads memory that another thread writes without a barrier between them (within a block: "
                         "separate the read and the write with __syncthreads(), or use a second buffer), or one block reads what "
                         "another block writes in the same launch (split the work into two kernel launches).\n"
                         "  This includes threads of one warp: since Volta they do not run in lockstep, so the 2007 'volatile "
-                        "last warp' idiom is a race too; put __syncwarp() between its read and write, or use __shfl_down_sync().%s",
-                        kernel_str(site).c_str(), schedule_name(o.schedules[0]), schedule_name(o.schedules[s]), diff.c_str(),
-                        interleaved ? interleaved_note.c_str() : "")};
+                        "last warp' idiom is a race too; put __syncwarp() between its read and write, or use __shfl_down_sync().",
+                        kernel_str(site).c_str(), interleaved ? " or blocks interleave" : "", orders.c_str(), diff.c_str(),
+                        between)};
         report_kernel_error(e);
         return;
       }
