@@ -91,9 +91,8 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<Config> configs;
-  for (int tpb : {128, 256, 512})
+  for (int tpb : {256, 512})
     for (auto [c, f] : {std::pair<int, void (*)(const int*, int*, unsigned long long*, int, int)>{4, launch_single_pass<4>},
-                        {6, launch_single_pass<6>},
                         {8, launch_single_pass<8>},
                         {12, launch_single_pass<12>}})
       configs.push_back({c, tpb, f});
