@@ -89,14 +89,20 @@ def mask_comments_and_strings(src):
 
 
 def split_top_level(text):
-    """Split on commas that are not nested in (), [], {} or <> of template arguments."""
-    parts, depth, cur = [], 0, []
-    for ch in text:
+    """Split on commas that are not nested in (), [], {} or <> of template arguments. A `<` opens
+    template arguments when it follows a name (`atomic<int, scope>`), and a `>` closes one only
+    while one is open, so a comparison in a default argument does not swallow the rest."""
+    parts, depth, angle, cur = [], 0, 0, []
+    for i, ch in enumerate(text):
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
-        if ch == "," and depth == 0:
+        elif ch == "<" and text[:i].rstrip()[-1:].isidentifier() and text[i + 1:i + 2] not in ("<", "="):
+            angle += 1
+        elif ch == ">" and angle > 0:
+            angle -= 1
+        if ch == "," and depth == 0 and angle == 0:
             parts.append("".join(cur))
             cur = []
         else:
@@ -321,8 +327,17 @@ STATIC_SHARED = re.compile(r"\b__shared__\b([^;{}()]*(?:\([^;{}]*\))?[^;{}]*);")
 CAPTURELESS_LAMBDA = re.compile(r"\[\s*\]\s*(?:[({<]|->|mutable\b|constexpr\b|noexcept\b|__device__\b|__host__\b)")
 
 
+# Shared memory that stays `static __thread` (one copy per OS thread): a namespace-scope
+# `__shared__`, a declaration the translator does not understand, a dynamic-shared pointer in a
+# file with a captureless lambda. Blocks that take turns on one OS thread (the 'random' schedule)
+# would share it, so such a file registers itself and the simulator runs its blocks one at a time.
+THREAD_LOCAL_SHARED_NOTE = "\nstatic const bool cudasim_thread_local_shared_ = ::cudasim::detail::note_thread_local_shared(__FILE__);\n"
+
+
 def find_shared(src, code):
+    """The edits, and whether some shared memory stays per OS thread (THREAD_LOCAL_SHARED_NOTE)."""
     edits = []
+    thread_local_shared = False
     events = brace_scopes(code)
     captureless = bool(CAPTURELESS_LAMBDA.search(code))
     for m in DYN_SHARED.finditer(code):
@@ -341,6 +356,7 @@ def find_shared(src, code):
             text = f'{ctype}* {name}; {name} = ::cudasim::DynamicShared<{ctype}>("{name}");'
             if captureless:
                 text = "static __thread " + text
+                thread_local_shared = True
         else:
             text = f'static ::cudasim::DynamicShared<{ctype}> {name}{{"{name}"}};'
         edits.append(Edit(m.start(), m.end(), text))
@@ -348,6 +364,7 @@ def find_shared(src, code):
         if code[max(0, m.start() - 20):m.start()].rstrip().endswith("extern"):
             continue
         if not in_code(events, m.start()):
+            thread_local_shared = True
             continue  # namespace scope: stays `static __thread` (one copy per worker, so per block)
         # The type may come first: `float __shared__ tile[32];` (and `static`/`volatile` with it).
         stmt = max(code.rfind(";", 0, m.start()), code.rfind("{", 0, m.start()), code.rfind("}", 0, m.start())) + 1
@@ -361,7 +378,9 @@ def find_shared(src, code):
         text = static_shared_decl(prefix + " " + src[m.start(1):m.end(1)] if prefix.strip() else src[m.start(1):m.end(1)])
         if text:
             edits.append(Edit(start, m.end(), text))
-    return edits
+        else:
+            thread_local_shared = True
+    return edits, thread_local_shared
 
 
 DECLARATOR = re.compile(r"^(.*?)\b([A-Za-z_]\w*)\s*((?:\[[^\]]*\])*)\s*$", re.S)
@@ -558,7 +577,8 @@ def find_noinline(code):
 
 def translate(src, path, program=None):
     code = mask_comments_and_strings(src)
-    edits = find_launches(src, code, program) + find_shared(src, code) + find_printf(code) + find_clock(code) + find_device_vars(code)
+    shared_edits, thread_local_shared = find_shared(src, code)
+    edits = find_launches(src, code, program) + shared_edits + find_printf(code) + find_clock(code) + find_device_vars(code)
     edits += find_noinline(code)
     edits += find_device_bodies(src, code, path)
     # An insertion goes before a replacement that starts at the same offset (`{__shared__ ...`).
@@ -571,6 +591,8 @@ def translate(src, path, program=None):
         out.append(e.text)
         pos = e.end
     out.append(src[pos:])
+    if thread_local_shared:
+        out.append(THREAD_LOCAL_SHARED_NOTE)  # after the last line: no line number moves
     abs_path = os.path.abspath(path).replace("\\", "/")
     return f'#line 1 "{abs_path}"\n' + "".join(out)
 

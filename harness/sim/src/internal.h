@@ -229,6 +229,7 @@ std::string kernel_str(const LaunchSite& s);
 
 // The worker pool (workers.cpp) and its counters.
 void run_grid(Grid& g);
+bool thread_local_shared_used();  // some translated file keeps shared memory per OS thread (workers.cpp)
 void worker_threads_init();
 uint64_t fiber_switch_count();
 uint64_t threads_run_count();

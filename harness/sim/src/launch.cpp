@@ -265,7 +265,8 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     // side by side then never depends on CUDASIM_WORKERS (scheduler.h, watch_spin).
     g.spin_watch = o.checks;
     // The 'random' schedule of a checked launch also runs its blocks side by side (workers.cpp).
-    g.interleave = o.checks && !g.observed && g.schedule == Schedule::Random;
+    // Not when some shared memory is per OS thread (cu2cpp's note): blocks taking turns would share it.
+    g.interleave = o.checks && !g.observed && g.schedule == Schedule::Random && !thread_local_shared_used();
     g.seed = o.seed * 0x9E3779B97F4A7C15ull + launch_no;
     g_schedule_index.store(s);
     Observers::launch_begin(LaunchBegin{g, aptr.data(), aname.data(), (int)aptr.size(), aro.data()});

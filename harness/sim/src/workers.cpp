@@ -83,6 +83,13 @@ Pool& pool() {
 }
 }  // namespace
 
+static std::atomic<bool> g_thread_local_shared{false};
+bool note_thread_local_shared(const char*) {
+  g_thread_local_shared.store(true);
+  return true;
+}
+bool thread_local_shared_used() { return g_thread_local_shared.load(); }
+
 std::vector<Worker*> all_workers() {
   std::vector<Worker*> v;
   for (auto& w : pool().workers) v.push_back(w.get());

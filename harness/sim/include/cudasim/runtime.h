@@ -246,6 +246,9 @@ T& static_shared(const char* name, const char* file, int line) {
 }
 // The block's dynamic shared memory; the first name a block uses for it is the one reports show.
 unsigned char* dynamic_shared(const char* name, size_t elem);
+// A translated file whose shared memory stays `static __thread` (cu2cpp: a namespace-scope
+// __shared__ and the like) registers itself: blocks then never take turns on one OS thread.
+bool note_thread_local_shared(const char* file);
 
 // The state of a cuda::barrier<cuda::thread_scope_block> (see <cuda/barrier>): plain data, so it
 // can live in __shared__ memory, where it starts as garbage until init().
