@@ -16,6 +16,7 @@ from __future__ import annotations
 import concurrent.futures
 import datetime
 import hashlib
+import json
 import os
 import random
 import re
@@ -39,6 +40,7 @@ from .driver import PASS, USAGE
 from .grade_run import (excerpt, explain, format_memory, memory_limit_supported,
                         parse_memory, run_capture, run_checked)
 from .options import parse, positive_int, seed_int, suggest_flag
+from .profile_data import split_at
 from .puzzles import Puzzle, find_puzzle, load_puzzle
 
 SEED_ENV = "PUZZLES_GRADE_SEED"
@@ -52,6 +54,10 @@ MAX_WORKERS = 4  # simulator worker threads per run: each reserves address space
 NVCC_FLAGS = ["-std=c++17", "-arch=sm_90", "-c"]
 NVCC_CANDIDATES = ("/usr/local/cuda/bin/nvcc",)
 WORKER_ADDRESS_SPACE = 200 << 20  # fiber stacks of a 1024-thread block, malloc arena, thread stack
+# The serial-work review note: a passing variant's largest case with n in [MIN, MAX] runs once more
+# with the profiler on; fewer than SERIAL_MAX_LANES active threads per warp-level memory
+# instruction on average means one thread did the work.
+SERIAL_MIN_N, SERIAL_MAX_N, SERIAL_MAX_LANES = 64, 65536, 2.0
 
 
 def positive_float(text: str) -> float:
@@ -369,6 +375,8 @@ class Grader:
         learner_problem = {}  # type: Dict[str, str]
         for name in declared:
             path = tree / gi.learner_file(name)
+            if not (tree / "puzzles").is_dir() and (tree / (name + ".cu")).exists():
+                path = tree / (name + ".cu")  # an upload of the learner files alone (Gradescope)
             if path.is_symlink():
                 learner_problem[name] = "%s is a symbolic link; submit a regular file" % gi.learner_file(name)
             elif not path.is_file():
@@ -397,7 +405,7 @@ class Grader:
             gi.sync_tree(staged_dir, files)
             self.configure(staged_dir, build_dir)
 
-        builds, rows = [], []
+        builds, rows, run_notes = [], [], []
         for name, decl in graded.items():
             rows_for = _variant_rows(name, decl, s.points)
             if s.only and s.only.get(name):
@@ -444,7 +452,8 @@ class Grader:
                     rows.append(self.row(name, vname, flag, "build-error", reason, diagnostic=diagnostic))
                 continue
             for vname, _ in rows_for:
-                rows.append(self.run_variant(decl.variants[vname], binary, checker, staged_dir, src_root, work))
+                rows.append(self.run_variant(decl.variants[vname], binary, checker, staged_dir, src_root, work,
+                                             run_notes))
 
         review = []
         for name in graded:
@@ -453,6 +462,7 @@ class Grader:
                 text = learner[name].decode("utf-8", errors="replace")
                 if skeleton is None or text != skeleton:
                     review += gi.review_learner_file(text, skeleton, gi.learner_file(name))
+        review = run_notes + review
         points = sum(r["points"] for r in rows)
         max_points = sum(r["max_points"] for r in rows)
         counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in gr.VERDICTS}
@@ -590,7 +600,8 @@ class Grader:
             reason += ": device code calls the host function %s" % shorten_name(host_call.group(1))
         return "failed", seconds, reason, summary
 
-    def run_variant(self, variant, binary: Path, checker: Path, staged: Path, src_root: Path, work: Path) -> dict:
+    def run_variant(self, variant, binary: Path, checker: Path, staged: Path, src_root: Path, work: Path,
+                    notes: List[dict]) -> dict:
         s = self.settings
         cases = seeded_cases(variant, "cpu", s.seed)
         env = s.run_env()
@@ -615,6 +626,9 @@ class Grader:
         self.progress("")
         pts = s.points.of(variant.puzzle, variant.name)
         if failure is None:
+            note = self.serial_note(variant, cases, binary, checker, staged, work, env, sandbox)
+            if note is not None:
+                notes.append(note)
             self.say("%s %s: pass (%d cases, %s)  %s/%s points" % (
                 mark(True), variant.label, len(cases), fmt_seconds(seconds), gr.fmt_points(pts), gr.fmt_points(pts)))
             return self.row(variant.puzzle, variant.name, variant.flag, PASS, "passed", ran, len(cases), seconds)
@@ -641,6 +655,49 @@ class Grader:
         return self.row(variant.puzzle, variant.name, variant.flag, verdict, reason, ran, len(cases), seconds,
                         {"index": i + 1, "n": n, "tpb": tpb, "seed": seed, "replay": replay,
                          "kind": outcome.diagnosis["kind"] if outcome.diagnosis else None}, diagnostic)
+
+
+    def serial_note(self, variant, cases, binary: Path, checker: Path, staged: Path, work: Path, env,
+                    sandbox) -> Optional[dict]:
+        """A review note when a passing variant's kernels did their work one thread at a time: one
+        more run of its largest case up to SERIAL_MAX_N, with the simulator's profiler on
+        (CUDASIM_PROFILE), whose per-launch counters say how many threads of each warp took part
+        in every memory instruction (`lanes` of `inst`). A parallel kernel has up to 32; a serial
+        loop in one thread (or a <<<1, 1>>> launch) has 1."""
+        s = self.settings
+        sizes = [c for c in cases if SERIAL_MIN_N <= c[0] <= SERIAL_MAX_N]
+        if not sizes:
+            return None
+        n, tpb, seed = max(sizes, key=lambda c: c[0])
+        out_dir = work / "out"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        profile = out_dir / ("profile-%s-%s.jsonl" % (variant.puzzle, variant.name))
+        if profile.exists():
+            profile.unlink()
+        args = ["--variant", variant.name, "--n", str(n), "--tpb", str(tpb), "--seed", str(seed)]
+        outcome = run_checked(checker, binary, args, s.time_limit, s.memory, dict(env, CUDASIM_PROFILE=str(profile)),
+                              cwd=staged, require_device=s.points.require_device(variant.puzzle, variant.name),
+                              sandbox=sandbox)
+        if not outcome.passed or not profile.is_file():
+            return None
+        inst = lanes = 0
+        first_at = None
+        try:
+            for line in profile.read_text(encoding="utf-8", errors="replace").splitlines():
+                record = json.loads(line)
+                first_at = first_at or record.get("at")
+                for access in record.get("accesses", []):
+                    inst += int(access.get("inst", 0))
+                    lanes += int(access.get("lanes", 0))
+        except (ValueError, TypeError, AttributeError):
+            return None
+        if inst == 0 or lanes / inst >= SERIAL_MAX_LANES:
+            return None
+        _, line_no = split_at(first_at or "?")
+        return {"file": gi.learner_file(variant.puzzle), "line": line_no, "kind": "serial",
+                "text": "%s: its kernels did the work one thread at a time (%.1f active threads per warp-level "
+                        "memory instruction on average, where a parallel kernel has up to 32; n=%d tpb=%d): it "
+                        "passes, but is it the variant's parallel algorithm?" % (variant.label, lanes / inst, n, tpb)}
 
 
 # ------------------------------------------------------------------------------ work dirs
@@ -699,10 +756,9 @@ def print_table(report: dict, total_seconds: float) -> None:
             if r.get("failing_case"):
                 fc = r["failing_case"]
                 detail += " (n=%d tpb=%d seed=%d)" % (fc["n"], fc["tpb"], fc["seed"])
-        cases = "%d/%d" % (r["cases_run"], r["cases_total"]) if r["cases_total"] else "-"
         rows.append(("%s %s" % (r["puzzle"], r["flag"]), r["verdict"],
-                     "%s/%s" % (gr.fmt_points(r["points"]), gr.fmt_points(r["max_points"])), cases,
-                     "%.1f" % r["seconds"], detail))
+                     "%s/%s" % (gr.fmt_points(r["points"]), gr.fmt_points(r["max_points"])), cases_text(r),
+                     seconds_text(r), detail))
     out("")
     out(table(rows, header=("variant", "verdict", "points", "cases", "seconds", "reason")))
     if report["review"]:
@@ -716,6 +772,23 @@ def print_table(report: dict, total_seconds: float) -> None:
     out("score: %s/%s points (%.1f%%), %d of %d variants passed, %s (seed %d)" % (
         gr.fmt_points(score["points"]), gr.fmt_points(score["max_points"]), score["percent"], passed,
         len(report["variants"]), fmt_seconds(total_seconds), report["seed"]))
+
+
+def cases_text(row: dict) -> str:
+    """The table's cases column: "all 30 passed", "failed at 2 of 32", or "-" when nothing ran."""
+    if not row["cases_total"]:
+        return "-"
+    if row["verdict"] == PASS:
+        return "all %d passed" % row["cases_total"]
+    return "failed at %d of %d" % (row["cases_run"], row["cases_total"])
+
+
+def seconds_text(row: dict) -> str:
+    """Seconds spent running the variant's cases ("-" when none ran: a build error, tampering);
+    two decimals below 10 s, so a case that failed at once does not read as 0.0."""
+    if not row["cases_run"]:
+        return "-"
+    return "%.2f" % row["seconds"] if row["seconds"] < 10 else "%.1f" % row["seconds"]
 
 
 def gpu_compile_line(settings: Settings) -> str:
@@ -819,6 +892,8 @@ def cmd_grade(root: Path, args: List[str]) -> int:
         candidates = ([pristine_path / gi.POINTS] if pristine_path else []) + [root / gi.POINTS]
         found = next((c for c in candidates if c.is_file()), None)
         points = gr.Points.load(found) if found else gr.Points()
+        if pristine_path is None and found is not None:
+            points = manifest_points(found, source, points)
     for name in points.unknown_names(decls):
         err("warning: %s names %s, which this course does not have" % (points.source, name))
     if p.get("--classroom"):
@@ -838,6 +913,8 @@ def cmd_grade(root: Path, args: List[str]) -> int:
     tree = Path(p.get("--tree") or root).resolve()
     if not tree.is_dir():
         raise UsageError("--tree %s is not a directory" % tree)
+    if pristine_path is not None:
+        tree = learner_root(tree)  # an unpacked archive often adds one folder level
     extra = sorted(j.parent.name for j in (tree / "puzzles").glob("*/puzzle.json")
                    if j.parent.name not in source.puzzle_names())
     for name in extra:
@@ -889,6 +966,28 @@ def shard_of(spec: Optional[str]):
     if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
         raise UsageError("--shard K/N: K and N whole numbers with 1 <= K <= N, e.g. --shard 2/5; got %r" % spec)
     return int(m.group(1)), int(m.group(2))
+
+
+def manifest_points(path: Path, source: Source, points: gr.Points) -> gr.Points:
+    """Without --pristine, the points file is the tree's own: when it differs from the manifest
+    (tampered), the maxima come from its committed version that matches the manifest, not from
+    the edited file; without such a version, grade says that the maxima are the edited file's."""
+    expected = (source.entries or {}).get(gi.POINTS)
+    if expected is None or gi.file_hash(path) == expected:
+        return points
+    found = gi.committed_version(path.parent.parent, gi.POINTS, expected)
+    if found is None:
+        err("warning: %s differs from %s and no commit has the version the manifest lists: the maxima in the "
+            "report are the edited file's" % (gi.POINTS, gi.MANIFEST))
+        return points
+    commit, data = found
+    try:
+        return gr.Points(json.loads(data.decode("utf-8")), "%s as committed in %s (the file in the tree was edited)"
+                         % (gi.POINTS, commit[:12]))
+    except (ValueError, UsageError) as e:
+        err("warning: the committed %s (%s) cannot be read (%s): the maxima are the edited file's"
+            % (gi.POINTS, commit[:12], e))
+        return points
 
 
 def write_classroom(path: Path, decls: Dict[str, Puzzle], points: gr.Points, only, check: bool) -> int:

@@ -18,10 +18,11 @@ import json
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from . import grade_integrity as gi
 from . import grade_report as gr
 from .common import PROG, UsageError
 
-CLASSROOM_WORKFLOW = ".github/workflows/classroom.yml"
+CLASSROOM_WORKFLOW = gi.CLASSROOM_WORKFLOW
 COMMAND_GRADER = "classroom-resources/autograding-command-grader@v1"
 REPORTER = "classroom-resources/autograding-grading-reporter@v1"
 APT_PACKAGES = "cmake g++ ninja-build libboost-context-dev bubblewrap"

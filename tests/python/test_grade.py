@@ -608,9 +608,15 @@ def test_batch_mode(tmp_path):
 # ------------------------------------------------------------------------------ the workflow template
 
 def yaml_steps(text):
-    """The job env and the steps of .github/workflows/grade.yml, read with a small reader for the
-    YAML the template uses (mappings, lists of mappings, `|` block scalars, plain and quoted
-    scalars). PyYAML, when installed, must read the same."""
+    """The job env and the steps of .github/workflows/grade.yml (yaml_doc)."""
+    job = yaml_doc(text)["jobs"]["grade"]
+    return job.get("env", {}), job["steps"]
+
+
+def yaml_doc(text):
+    """A workflow file, read with a small reader for the YAML the templates use (mappings, lists of
+    mappings, `|` block scalars, plain and quoted scalars). PyYAML, when installed, must read the
+    same."""
     lines = text.splitlines()
 
     def scalar(value):
@@ -662,8 +668,7 @@ def yaml_steps(text):
         return result, i
 
     doc, _ = block(0, -1)
-    job = doc["jobs"]["grade"]
-    return job.get("env", {}), job["steps"]
+    return doc
 
 
 def test_workflow_template_structure():
@@ -679,30 +684,39 @@ def test_workflow_template_structure():
         assert data["jobs"]["grade"]["runs-on"] == "ubuntu-latest"  # CPU only
     uses = [s.get("uses", "") for s in steps]
     assert any(u.startswith("actions/checkout@") for u in uses)
-    assert any(u.startswith("actions/cache@") for u in uses)
     upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@"))
     assert upload.get("if", "").startswith("always()") and "grade-report.xml" in upload["with"]["path"]
     install = next(s for s in steps if "apt-get install" in s.get("run", ""))
     assert "cmake" in install["run"] and "g++" in install["run"]
     grade_step = next(s for s in steps if "scripts/puzzle.py grade" in s.get("run", ""))
     assert "--junit grade-report.xml" in grade_step["run"] and "--work-dir" in grade_step["run"]
-    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
-    assert cache["with"]["path"] == "~/.cache/puzzle-grade"
+    # The cache is restored before grading and saved after it even when grading failed (a failing
+    # variant fails the job, and actions/cache alone saves only for a job that succeeds).
+    names = [s.get("name") for s in steps]
+    restore = next(s for s in steps if s.get("uses", "").startswith("actions/cache/restore@"))
+    save = next(s for s in steps if s.get("uses", "").startswith("actions/cache/save@"))
+    assert names.index(restore["name"]) < names.index(grade_step["name"]) < names.index(save["name"])
+    assert restore["with"]["path"] == save["with"]["path"] == "~/.cache/puzzle-grade"
+    assert restore["with"]["key"] == save["with"]["key"]
+    assert save["if"].startswith("always()") and "steps.%s.outputs.cache-hit != 'true'" % restore["id"] in save["if"]
+    assert not step_condition(save["if"], {"class": {"grade": "true"}, "cache": {"cache-hit": "true"}}, failed=True)
+    assert step_condition(save["if"], {"class": {"grade": "true"}, "cache": {}}, failed=True)
     assert '"$HOME/.cache/puzzle-grade"' in grade_step["run"]
 
 
 def step_condition(expression, outputs, failed):
-    """GitHub's `if:` for the forms the template uses: always(), steps.ID.outputs.NAME == 'v',
+    """GitHub's `if:` for the forms the template uses: always(), steps.ID.outputs.NAME == 'v' (or !=),
     joined with &&. Without always(), a step runs only when no earlier step failed."""
     if not expression:
         return not failed
     result, forced = True, False
     for term in [t.strip() for t in expression.split("&&")]:
-        m = re.match(r"^steps\.([\w-]+)\.outputs\.([\w-]+) == '([^']*)'$", term)
+        m = re.match(r"^steps\.([\w-]+)\.outputs\.([\w-]+) (==|!=) '([^']*)'$", term)
         if term == "always()":
             forced = True
         elif m:
-            result = result and outputs.get(m.group(1), {}).get(m.group(2)) == m.group(3)
+            equal = outputs.get(m.group(1), {}).get(m.group(2)) == m.group(4)
+            result = result and (equal if m.group(3) == "==" else not equal)
         else:
             raise AssertionError("the test's `if:` reader does not know %r" % term)
     return result and (forced or not failed)
