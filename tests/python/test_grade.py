@@ -157,7 +157,8 @@ def test_solved_tree_passes_everything(tmp_path, grade_work, fresh_manifest):
     assert re.search(r"^score: %d/%d points \(100\.0%%\), %d of %d variants passed" % (
         sum(points.values()), sum(points.values()), len(P14_VARIANTS), len(P14_VARIANTS)), r.stdout, re.M)
     for v in P14_VARIANTS:
-        assert re.search(r"^p14 --%s\s+pass\s+%d/%d" % (v, points[v], points[v]), r.stdout, re.M)
+        assert re.search(r"^p14 --%s\s+pass\s+%d/%d\s+all \d+ passed\s+\d+\.\d\d?\s*$" % (v, points[v], points[v]),
+                         r.stdout, re.M)
     # JUnit
     assert junit.tag == "testsuites" and junit.get("tests") == str(len(P14_VARIANTS)) and junit.get("failures") == "0"
     cases = junit_cases(junit)
@@ -180,6 +181,8 @@ def test_every_solution_passes_the_checker(tmp_path, grade_work, fresh_manifest)
            if v["verdict"] != "pass"}
     assert not bad and r.returncode == 0, bad
     assert {v["puzzle"] for v in report["variants"]} == set(others)
+    # The serial-work review note does not mistake a reference solution for a serial loop.
+    assert [n for n in report["review"] if n["kind"] == "serial"] == []
 
 
 def test_untouched_tree_fails_every_variant(tmp_path, grade_work, fresh_manifest):
@@ -288,6 +291,8 @@ def test_compile_error(tmp_path, grade_work, fresh_manifest):
     assert report["variants"][0]["cases_run"] == 0 and report["variants"][0]["failing_case"] is None
     assert junit.find("testsuite[@name='p14']").get("errors") == str(len(P14_VARIANTS))
     assert "does not build (compile error at puzzles/p14/p14.cu:8)" in r.stdout
+    # Nothing ran: no cases, no seconds (not "0/0" and "0.0").
+    assert re.search(r"^p14 --naive\s+build-error\s+0/\d+\s+-\s+-\s+compile error at puzzles/p14/p14\.cu:8", r.stdout, re.M), r.stdout
 
 
 def test_tampered_harness_is_refused(tmp_path, grade_work, fresh_manifest):
@@ -305,6 +310,41 @@ def test_tampered_harness_is_refused(tmp_path, grade_work, fresh_manifest):
     assert "--pristine" in report["integrity"]["message"]
     assert "TAMPERED" in r.stdout and "harness/src/harness.cpp" in r.stdout
     assert junit_cases(junit)["p14 --simple"].find("error").get("type") == "tampered"
+
+
+def test_tampered_points_keep_the_committed_maxima(tmp_path):
+    """An in-place grade (CI in a student's repository) of a tree whose grading/points.json was
+    edited: every variant is tampered, and the maxima come from the committed version that matches
+    the manifest, not from the edit."""
+    if not shutil.which("git"):
+        pytest.skip("needs git")
+    tree = copy_repo(tmp_path / "class")
+    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "class template"], check=True)
+    data = json.loads((tree / "grading" / "points.json").read_text())
+    data["puzzles"]["p14"] = {v: 100 for v in P14_VARIANTS}
+    (tree / "grading" / "points.json").write_text(json.dumps(data))
+    subprocess.run(git + ["commit", "-q", "-am", "more points"], check=True)
+
+    def graded():
+        out = tmp_path / "report.json"
+        r = run_cli("grade", "p14", "--json", out, "--report-only", root=tree)
+        assert r.returncode == 0, r
+        report = json.loads(out.read_text())
+        gr.validate(report, SCHEMA)
+        assert verdicts(report) == {v: "tampered" for v in P14_VARIANTS}
+        assert report["integrity"]["modified"] == ["grading/points.json"]
+        return r, report
+
+    r, report = graded()
+    assert report["score"] == {"points": 0, "max_points": sum(p14_points().values()), "percent": 0.0}
+    assert report["points_file"].startswith("grading/points.json as committed in ")
+    shutil.rmtree(str(tree / ".git"))  # no history: grade says whose maxima these are
+    r, report = graded()
+    assert report["score"]["max_points"] == 100 * len(P14_VARIANTS)
+    assert "no commit has the version the manifest lists" in r.stderr
 
 
 def test_tampered_harness_is_ignored_with_pristine(tmp_path, grade_work):
@@ -410,21 +450,33 @@ def test_replaced_comparison_is_not_used(tmp_path, grade_work, fresh_manifest):
 def test_host_computed_output_is_not_on_device(tmp_path, grade_work, fresh_manifest):
     needs_toolchain()
     tree = make_submission("host-computed", tmp_path / "host-computed")
-    r, report, junit = grade(tree, "p14", "--naive", "--simple", "--complete", "--seed", "4",
-                             "--manifest", fresh_manifest, work=grade_work)
+    r, report, junit = grade(tree, "p14", "--naive", "--simple", "--complete", "--double-buffer", "--brent-kung",
+                             "--seed", "4", "--manifest", fresh_manifest, work=grade_work)
     assert r.returncode == 1, r
     # The launchers read d_in into host memory: the harness refuses that copy while a case runs,
-    # before any output exists to look at (the launcher's cudaMemcpy line is named).
-    assert verdicts(report) == {"naive": "pass", "simple": "error", "complete": "error"}
+    # before any output exists to look at (the launcher's cudaMemcpy line is named), also when a
+    # kernel then copies the host's answer into the output (--double-buffer).
+    assert verdicts(report) == {"naive": "pass", "simple": "error", "complete": "error", "double-buffer": "error",
+                                "brent-kung": "pass"}
     why = reasons(report)
-    for variant in ("simple", "complete"):
+    for variant in ("simple", "complete", "double-buffer"):
         assert why[variant].startswith("the launcher copied device memory to the host (cudaMemcpyDeviceToHost)"), why
+        assert re.search(r"^p14 --%s\s+error\s+0/\d+\s+failed at 1 of \d+\s+\d+\.\d\d\s" % variant, r.stdout, re.M), r.stdout
+    # One thread in a serial loop passes --brent-kung, with a review note (the profiler's counters:
+    # one active thread per warp-level memory instruction); the parallel --naive gets none.
+    serial = [n for n in report["review"] if n["kind"] == "serial"]
+    assert len(serial) == 1 and serial[0]["text"].startswith("p14 --brent-kung: its kernels did the work one "
+                                                              "thread at a time (1.0 active threads"), serial
+    assert serial[0]["line"] == 1 + (FIXTURES / "host-computed" / "puzzles" / "p14" / "p14.cu").read_text().splitlines().index(
+        "  scan_in_one_thread<<<1, tpb>>>(d_in, d_out, n);")
+    assert report["review"][0] == serial[0]  # first: it is the one a reader needs most
+    assert "puzzles/p14/p14.cu:%d: p14 --brent-kung: its kernels" % serial[0]["line"] in r.stdout
     complete = next(v for v in report["variants"] if v["variant"] == "complete")
     assert complete["points"] == 0 and complete["require_device"] is True
     assert re.search(r"the launcher copied \d+ bytes? of device memory to the host \(cudaMemcpyDeviceToHost\) at "
                      r"\S*p14\.cu:22", complete["diagnostic"]), complete["diagnostic"]
     assert "A puzzle's answer must be computed by its kernels" in complete["diagnostic"]
-    assert report["counts"]["error"] == 2
+    assert report["counts"]["error"] == 3
     failure = junit_cases(junit)["p14 --complete"].find("error")
     assert failure.get("type") == "error"
     # The answer itself is right: let through the copies, and the driver's own comparison passes it.
