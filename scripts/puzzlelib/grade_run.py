@@ -190,6 +190,9 @@ def run_checked(checker, learner, args: List[str], timeout: float, memory: Optio
                           verdict_fd_env=VERDICT_FD_ENV)
     if sandbox:
         outcome.cmd = outcome.cmd[len(sandbox):]
+        if outcome.result is None and outcome.returncode is not None and 128 < outcome.returncode < 160:
+            # bwrap ends with 128 + N when the checker inside it died of signal N
+            outcome.returncode = 128 - outcome.returncode
     return classify_checked(outcome)
 
 

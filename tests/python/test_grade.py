@@ -657,6 +657,65 @@ def test_batch_mode(tmp_path):
     assert "alice: p14 --simple" in junit_cases(junit)
 
 
+# ------------------------------------------------------------------------------ Gradescope
+
+GRADESCOPE_SCHEMA = {
+    "type": "object", "required": ["score", "output", "tests"],
+    "properties": {
+        "score": {"type": "number", "minimum": 0}, "output": {"type": "string"},
+        "execution_time": {"type": "integer", "minimum": 0}, "visibility": {"enum": ["visible", "hidden", "after_due_date", "after_published"]},
+        "stdout_visibility": {"enum": ["visible", "hidden", "after_due_date", "after_published"]},
+        "tests": {"type": "array", "items": {
+            "type": "object", "required": ["name", "score", "max_score", "status", "output"], "additionalProperties": False,
+            "properties": {"name": {"type": "string", "minLength": 1}, "score": {"type": "number", "minimum": 0},
+                           "max_score": {"type": "number", "minimum": 0}, "status": {"enum": ["passed", "failed"]},
+                           "output": {"type": "string"}}}},
+    },
+    "additionalProperties": False,
+}
+
+
+def test_gradescope_run_autograder(tmp_path, grade_work):
+    """run_autograder in a folder laid out like /autograder: the class template in source/, the
+    student's p14.cu alone in submission/ (a solved --naive, a --simple that does nothing)."""
+    needs_toolchain()
+    root = tmp_path / "autograder"
+    source = copy_repo(root / "source")
+    for name in ("setup.sh", "run_autograder"):
+        shutil.copy2(str(REPO / "grading" / "gradescope" / name), str(source / name))
+    (root / "submission").mkdir()
+    (root / "results").mkdir()
+    text = (REPO / "solutions" / "p14" / "p14.cu").read_text(encoding="utf-8")
+    wrong = text.replace("void p14_simple(const int* d_in, int* d_out, int n, int tpb) {",
+                         "void p14_simple(const int* d_in, int* d_out, int n, int tpb) {\n  return;")
+    assert wrong != text
+    (root / "submission" / "p14.cu").write_text(wrong, encoding="utf-8")
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), PUZZLES_GRADE_ONLY="p14:naive,p14:simple", PUZZLES_GRADE_SEED="7",
+               PUZZLES_GRADE_WORK_DIR=str(grade_work))
+    env.pop("PUZZLES_ROOT", None)
+    proc = subprocess.run(["bash", str(source / "run_autograder")], cwd=str(root), env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout
+    results = json.loads((root / "results" / "results.json").read_text())
+    gr.validate(results, GRADESCOPE_SCHEMA)
+    tests = {t["name"]: t for t in results["tests"]}
+    points = gr.Points.load(REPO / "grading" / "points.json")
+    assert set(tests) == {"p14 --naive", "p14 --simple"}
+    assert tests["p14 --naive"]["status"] == "passed" and tests["p14 --naive"]["score"] == points.of("p14", "naive")
+    assert tests["p14 --simple"]["status"] == "failed" and tests["p14 --simple"]["score"] == 0
+    assert tests["p14 --simple"]["max_score"] == points.of("p14", "simple")
+    assert "replay: python3 scripts/puzzle.py run p14 --simple" in tests["p14 --simple"]["output"]
+    assert results["score"] == points.of("p14", "naive")
+    # A grader that cannot run still leaves results.json behind (a broken template here).
+    (source / "CMakeLists.txt").write_text("this is not cmake(\n")
+    proc = subprocess.run(["bash", str(source / "run_autograder")], cwd=str(root), env=dict(env, PUZZLES_GRADE_WORK_DIR=str(tmp_path / "w2")),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout
+    results = json.loads((root / "results" / "results.json").read_text())
+    gr.validate(results, GRADESCOPE_SCHEMA)
+    assert results["score"] == 0 and "could not grade" in results["output"]
+
+
 # ------------------------------------------------------------------------------ the workflow template
 
 def yaml_steps(text):

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run_cli
-from test_grade import SCHEMA, copy_repo, grade_work, needs_toolchain, yaml_doc, yaml_steps  # noqa: F401 (fixture)
+from test_grade import SCHEMA, copy_repo, needs_toolchain, yaml_doc, yaml_steps
 
 from puzzlelib import grade_export as gx
 from puzzlelib import grade_report as gr
@@ -39,17 +39,23 @@ HOSTILE = r"""
 #include <sys/socket.h>
 #include <unistd.h>
 
-// Every try must fail: the output is right only when none succeeded.
+// Every try must fail: the output is right only when none succeeded. (A file it creates in its
+// private /tmp is no breach: that /tmp is gone when the case ends.)
 static bool breached() {
+  const struct { const char* path; int flags; } tries[] = {
+      {"%(other)s", O_RDONLY},                        // another submission
+      {"%(other)s", O_WRONLY | O_APPEND},             //   and changing it
+      {"%(other_binary)s", O_WRONLY},                 // another submission's binary
+      {"%(solutions)s", O_RDONLY},                    // the pristine tree's planted solutions/
+      {"%(outside)s", O_WRONLY | O_CREAT},            // a new file outside its folder
+      {"harness/include/harness/harness.h", O_WRONLY | O_APPEND},  // the staged tree
+      {"/etc/hostname", O_RDONLY},                    // the rest of /etc
+  };
   bool any = false;
-  int fd = open("%(other)s", O_RDONLY);               // another submission
-  if (fd >= 0) { any = true; close(fd); }
-  fd = open("%(solutions)s", O_RDONLY);               // the pristine tree's planted solutions/
-  if (fd >= 0) { any = true; close(fd); }
-  fd = open("%(outside)s", O_WRONLY | O_CREAT, 0644);  // a file outside its folder
-  if (fd >= 0) { any = true; close(fd); }
-  fd = open("harness/include/harness/harness.h", O_WRONLY | O_APPEND);  // the staged tree
-  if (fd >= 0) { any = true; close(fd); }
+  for (const auto& t : tries) {
+    int fd = open(t.path, t.flags, 0644);
+    if (fd >= 0) { any = true; close(fd); }
+  }
   int s = socket(AF_INET, SOCK_STREAM, 0);            // the network
   if (s >= 0) {
     sockaddr_in to{};
@@ -111,12 +117,13 @@ def class_run(tmp_path_factory):
     listener.bind(("127.0.0.1", 0))
     listener.listen(4)
     listener.setblocking(False)
-    outside = base / "outside-write"
+    outside = subs / "mallory-was-here"
+    work, out = base / "work", base / "out"
     submission(subs / "mallory", renamed("naive") + HOSTILE % {
         "other": subs / "alice" / "puzzles" / "p14" / "p14.cu", "solutions": pristine / "solutions" / "p14" / "p14.cu",
+        "other_binary": work / "class" / "build" / "s" / "alice" / "bin" / "p14_cpu",
         "outside": outside, "port": listener.getsockname()[1]})
     submission(subs / "killer", renamed("simple") + KILLER)
-    work, out = base / "work", base / "out"
     r = run_cli("grade", "--submissions", subs, "--pristine", pristine, "--only", ONLY, "--seed", SEED,
                 "--work-dir", work, "--out", out, "--junit", base / "class.xml", "--jobs", "2", timeout=900)
     try:
@@ -151,6 +158,7 @@ def test_one_build_for_the_class_and_a_sandbox_per_case(class_run):
     assert verdicts(reports["alice"]) == {"naive": "pass", "simple": "pass"}
     assert verdicts(reports["mallory"]) == {"naive": "pass", "simple": "pass"}
     assert not class_run["outside"].exists()
+    assert (class_run["subs"] / "alice" / "puzzles" / "p14" / "p14.cu").read_bytes() == SOLUTION.read_bytes()
     assert not class_run["connected"]
     header = Path("harness") / "include" / "harness" / "harness.h"
     assert (class_run["work"] / "class" / "tree" / header).read_bytes() == (class_run["pristine"] / header).read_bytes()
@@ -170,9 +178,9 @@ def test_shards_merge_into_the_same_class_results(class_run, tmp_path):
         r = run_cli("grade", *common, "--shard", "%d/2" % k, "--out", out, timeout=600)
         assert r.returncode == 0, r
         shards.append(out)
-    # Round robin over the sorted folders: alice, killer | mallory.
-    assert sorted(p.stem for p in shards[0].glob("*.json") if not p.name.startswith("shard-")) == ["alice", "killer"]
-    assert json.loads((shards[1] / "shard-2-of-2.json").read_text())["students"] == ["mallory"]
+    # Round robin over the sorted folders alice, killer, mallory: alice and mallory | killer.
+    assert sorted(p.stem for p in shards[0].glob("*.json") if not p.name.startswith("shard-")) == ["alice", "mallory"]
+    assert json.loads((shards[1] / "shard-2-of-2.json").read_text())["students"] == ["killer"]
     merged = tmp_path / "merged"
     r = run_cli("grade", "--merge", shards[0], shards[1], "--out", merged, "--junit", merged / "class.xml")
     assert r.returncode == 1, r  # the killer failed a variant
@@ -258,60 +266,3 @@ def test_workflows_pass_actionlint(tmp_path):
         proc = subprocess.run([actionlint, "-no-color", str(path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               universal_newlines=True)
         assert proc.returncode == 0, "%s:\n%s" % (path, proc.stdout)
-
-
-GRADESCOPE_SCHEMA = {
-    "type": "object", "required": ["score", "output", "tests"],
-    "properties": {
-        "score": {"type": "number", "minimum": 0}, "output": {"type": "string"},
-        "execution_time": {"type": "integer", "minimum": 0}, "visibility": {"enum": ["visible", "hidden", "after_due_date", "after_published"]},
-        "stdout_visibility": {"enum": ["visible", "hidden", "after_due_date", "after_published"]},
-        "tests": {"type": "array", "items": {
-            "type": "object", "required": ["name", "score", "max_score", "status", "output"], "additionalProperties": False,
-            "properties": {"name": {"type": "string", "minLength": 1}, "score": {"type": "number", "minimum": 0},
-                           "max_score": {"type": "number", "minimum": 0}, "status": {"enum": ["passed", "failed"]},
-                           "output": {"type": "string"}}}},
-    },
-    "additionalProperties": False,
-}
-
-
-def test_gradescope_run_autograder(tmp_path, grade_work):  # noqa: F811 (the fixture)
-    """run_autograder in a folder laid out like /autograder: the class template in source/, the
-    student's files alone in submission/ (a solved --naive, a --simple that does not compile)."""
-    needs_toolchain()
-    root = tmp_path / "autograder"
-    source = copy_repo(root / "source")
-    for name in ("setup.sh", "run_autograder"):
-        shutil.copy2(str(REPO / "grading" / "gradescope" / name), str(source / name))
-    (root / "submission").mkdir()
-    (root / "results").mkdir()
-    text = SOLUTION.read_text(encoding="utf-8")
-    broken = text.replace("void p14_simple(const int* d_in, int* d_out, int n, int tpb) {",
-                          "void p14_simple(const int* d_in, int* d_out, int n, int tpb) { int x = ;")
-    assert broken != text
-    (root / "submission" / "p14.cu").write_text(broken, encoding="utf-8")
-    env = dict(os.environ, AUTOGRADER_ROOT=str(root), PUZZLES_GRADE_ONLY=ONLY, PUZZLES_GRADE_SEED=SEED,
-               PUZZLES_GRADE_WORK_DIR=str(grade_work))
-    env.pop("PUZZLES_ROOT", None)
-    proc = subprocess.run(["bash", str(source / "run_autograder")], cwd=str(root), env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout
-    results = json.loads((root / "results" / "results.json").read_text())
-    gr.validate(results, GRADESCOPE_SCHEMA)
-    tests = {t["name"]: t for t in results["tests"]}
-    points = gr.Points.load(REPO / "grading" / "points.json")
-    assert set(tests) == {"p14 --naive", "p14 --simple"}
-    assert tests["p14 --naive"]["status"] == "passed" and tests["p14 --naive"]["score"] == points.of("p14", "naive")
-    assert tests["p14 --simple"]["status"] == "failed" and tests["p14 --simple"]["score"] == 0
-    assert tests["p14 --simple"]["max_score"] == points.of("p14", "simple")
-    assert "compile error at puzzles/p14/p14.cu:" in tests["p14 --simple"]["output"]
-    assert results["score"] == points.of("p14", "naive")
-    # A grader that cannot run still leaves results.json behind (a broken template here).
-    (source / "CMakeLists.txt").write_text("this is not cmake(\n")
-    proc = subprocess.run(["bash", str(source / "run_autograder")], cwd=str(root), env=dict(env, PUZZLES_GRADE_WORK_DIR=str(tmp_path / "w2")),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout
-    results = json.loads((root / "results" / "results.json").read_text())
-    gr.validate(results, GRADESCOPE_SCHEMA)
-    assert results["score"] == 0 and "could not grade" in results["output"]
