@@ -8,6 +8,11 @@ checksum manifest grading/protected.sha256) plus puzzles/pNN/pNN.cu, with -DPUZZ
 grading runs on the CPU simulator and compares with the CPU reference inside each driver, never
 with solutions/.
 
+A class (--submissions) shares one build of everything but the learner files (grade_class.py)
+and may be split into CI shards (grade_shard.py); every case runs in a bubblewrap sandbox where
+one is available (grade_sandbox.py); grade_export.py writes GitHub Classroom's workflow and
+Gradescope's results.json.
+
 docs/instructors.md is the user guide; docs/grading-schema.json describes the JSON report.
 """
 
