@@ -8,13 +8,20 @@ checksum manifest grading/protected.sha256) plus puzzles/pNN/pNN.cu, with -DPUZZ
 grading runs on the CPU simulator and compares with the CPU reference inside each driver, never
 with solutions/.
 
+A class (--submissions) shares one build of everything but the learner files (grade_class.py)
+and may be split into CI shards (grade_shard.py); every case runs in a bubblewrap sandbox where
+one is available (grade_sandbox.py); grade_export.py writes GitHub Classroom's workflow and
+Gradescope's results.json.
+
 docs/instructors.md is the user guide; docs/grading-schema.json describes the JSON report.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime
 import hashlib
+import json
 import os
 import random
 import re
@@ -26,14 +33,19 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from . import build as bld
+from . import grade_class as gc
+from . import grade_export as gx
 from . import grade_integrity as gi
 from . import grade_report as gr
+from . import grade_sandbox as gs
+from . import grade_shard as gsh
 from .cases import seeded_cases
 from .common import PROG, UsageError, err, fmt_seconds, mark, ncpu, out, quote_cmd, stdout_is_tty, table
 from .driver import PASS, USAGE
 from .grade_run import (excerpt, explain, format_memory, memory_limit_supported,
                         parse_memory, run_capture, run_checked)
 from .options import parse, positive_int, seed_int, suggest_flag
+from .profile_data import split_at
 from .puzzles import Puzzle, find_puzzle, load_puzzle
 
 SEED_ENV = "PUZZLES_GRADE_SEED"
@@ -47,6 +59,10 @@ MAX_WORKERS = 4  # simulator worker threads per run: each reserves address space
 NVCC_FLAGS = ["-std=c++17", "-arch=sm_90", "-c"]
 NVCC_CANDIDATES = ("/usr/local/cuda/bin/nvcc",)
 WORKER_ADDRESS_SPACE = 200 << 20  # fiber stacks of a 1024-thread block, malloc arena, thread stack
+# The serial-work review note: a passing variant's largest case with n in [MIN, MAX] runs once more
+# with the profiler on; fewer than SERIAL_MAX_LANES active threads per warp-level memory
+# instruction on average means one thread did the work.
+SERIAL_MIN_N, SERIAL_MAX_N, SERIAL_MAX_LANES = 64, 65536, 2.0
 
 
 def positive_float(text: str) -> float:
@@ -61,12 +77,16 @@ GRADE_SPEC = {
     "--json": str, "--junit": str, "--report-only": None, "--time-limit": positive_float,
     "--memory-limit": str, "--workers": positive_int, "--build-timeout": positive_float, "--work-dir": str,
     "--submissions": str, "--out": str, "--update-manifest": None, "--check-manifest": None, "--nvcc": str,
+    "--jobs": positive_int, "--shard": str, "--merge": None, "--gradescope": str, "--classroom": str,
+    "--check": None, "--verdict": str,
 }
 
 GRADE_HELP = """\
 usage: {prog} grade [pNN [--VARIANT ...]] [--tree DIR] [--pristine DIR] [--seed S]
                     [--json FILE] [--junit FILE] [--report-only] [limits and options below]
-       {prog} grade --submissions DIR [--pristine DIR] [--out DIR] [--junit FILE] ...
+       {prog} grade --submissions DIR [--pristine DIR] [--out DIR] [--junit FILE] [--shard K/N] ...
+       {prog} grade --merge DIR... [--out DIR] [--junit FILE]
+       {prog} grade --classroom FILE [--check] | --verdict REPORT pNN:VARIANT
        {prog} grade --update-manifest | --check-manifest
 
 Grade a learner's tree: every variant of every puzzle on hidden random inputs (sizes 1, TPB-1,
@@ -92,6 +112,7 @@ what and where:
 reports:
   --json FILE          machine-readable report (schema: docs/grading-schema.json)
   --junit FILE         JUnit XML, one testcase per variant (for CI test views)
+  --gradescope FILE    Gradescope's results.json (grading/gradescope/ has setup.sh and run_autograder)
   --report-only        exit 0 even when variants fail
 
 limits:
@@ -111,6 +132,19 @@ batch:
   --submissions DIR    grade every folder in DIR (each a learner tree, or just its
                        puzzles/pNN/pNN.cu files) against --pristine (default: this repository)
   --out DIR            where scores.csv and one JSON report per student go (default: grade-results)
+  --jobs N             submissions graded at a time (default: the number of cores); the harness,
+                       simulator and checkers are built once, each submission compiles only its
+                       learner files
+  --shard K/N          grade only the K-th of N shares of the class (a CI matrix job); the
+                       shards' --out folders are then merged with --merge
+  --merge DIR...       merge the --out folders of every shard into --out: scores.csv, the
+                       per-student JSON reports, and --junit FILE
+
+GitHub Classroom:
+  --classroom FILE     write the Classroom autograding workflow (one test per variant, the points
+                       of grading/points.json); with --check: exit 1 when FILE is stale
+  --verdict REPORT pNN:VARIANT
+                       exit 0 when that variant passed in the JSON report, else 1 (and say why)
 
 manifest:
   --update-manifest    rewrite grading/protected.sha256 from this repository
@@ -302,11 +336,16 @@ def _variant_rows(name: str, puzzle: Optional[Puzzle], points: gr.Points):
 
 
 class Grader:
-    def __init__(self, root: Path, source: Source, settings: Settings, quiet: bool = False):
+    def __init__(self, root: Path, source: Source, settings: Settings, quiet: bool = False,
+                 sandbox: Optional[gs.Sandbox] = None, sandbox_note: str = "off",
+                 class_build: Optional[gc.ClassBuild] = None):
         self.root = root
         self.source = source
         self.settings = settings
         self.quiet = quiet
+        self.sandbox = sandbox  # None: cases run with the grader's rights (sandbox_note says why)
+        self.sandbox_note = sandbox_note
+        self.class_build = class_build  # batch mode: the shared build, only learner files per submission
 
     def say(self, text: str = "") -> None:
         if not self.quiet:
@@ -318,7 +357,8 @@ class Grader:
             sys.stdout.flush()
 
     # -- the whole submission
-    def grade(self, tree: Path, work: Path, student: str, replay: str, batch: bool = False) -> dict:
+    def grade(self, tree: Path, work: Path, student: str, replay: str, batch: bool = False,
+              slug_name: Optional[str] = None) -> dict:
         started_at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         start = time.monotonic()
         s = self.settings
@@ -340,6 +380,8 @@ class Grader:
         learner_problem = {}  # type: Dict[str, str]
         for name in declared:
             path = tree / gi.learner_file(name)
+            if not (tree / "puzzles").is_dir() and (tree / (name + ".cu")).exists():
+                path = tree / (name + ".cu")  # an upload of the learner files alone (Gradescope)
             if path.is_symlink():
                 learner_problem[name] = "%s is a symbolic link; submit a regular file" % gi.learner_file(name)
             elif not path.is_file():
@@ -348,9 +390,11 @@ class Grader:
                 learner[name] = path.read_bytes()
 
         staged_dir, build_dir = work / "tree", work / "build"
+        if self.class_build is not None:
+            staged_dir = self.class_build.tree
         buildable = [n for n in graded if gi.ALL not in tampered and n not in tampered
                      and n in learner and declared[n] is not None]
-        if buildable:
+        if buildable and self.class_build is None:
             files = {}  # type: Dict[str, bytes]
             base = self.source.pristine if self.source.pristine is not None else tree
             for rel in self.source.files:
@@ -366,7 +410,7 @@ class Grader:
             gi.sync_tree(staged_dir, files)
             self.configure(staged_dir, build_dir)
 
-        builds, rows = [], []
+        builds, rows, run_notes = [], [], []
         for name, decl in graded.items():
             rows_for = _variant_rows(name, decl, s.points)
             if s.only and s.only.get(name):
@@ -387,10 +431,19 @@ class Grader:
                 for vname, flag in rows_for:
                     rows.append(self.row(name, vname, flag, verdict, why_not, diagnostic=why_not))
                 continue
-            ok, seconds, reason, diagnostic = self.build(name, staged_dir, build_dir)
+            if self.class_build is not None:
+                compiled = self.class_build.compile(name, slug_name or slug(student), learner[name])
+                binary, checker, src_root = compiled.binary, self.class_build.checker(name), compiled.src_root
+                ok, seconds, reason, diagnostic = compiled.ok, compiled.seconds, compiled.reason, compiled.diagnostic
+            else:
+                ok, seconds, reason, diagnostic = self.build(name, staged_dir, build_dir)
+                binary = bld.binary_path(build_dir, decl.target(False, "cpu"))
+                checker = bld.binary_path(build_dir, checker_target(name))
+                src_root = staged_dir
             device = "not-run"
             if ok:
-                device, device_seconds, device_reason, device_diagnostic = self.device_compile(name, staged_dir, work)
+                device, device_seconds, device_reason, device_diagnostic = self.device_compile(
+                    name, staged_dir, src_root / gi.learner_file(name), work)
                 seconds += device_seconds
                 if device == "failed":
                     ok, reason, diagnostic = False, device_reason, device_diagnostic
@@ -403,10 +456,9 @@ class Grader:
                 for vname, flag in rows_for:
                     rows.append(self.row(name, vname, flag, "build-error", reason, diagnostic=diagnostic))
                 continue
-            binary = bld.binary_path(build_dir, decl.target(False, "cpu"))
-            checker = bld.binary_path(build_dir, checker_target(name))
             for vname, _ in rows_for:
-                rows.append(self.run_variant(decl.variants[vname], binary, checker, staged_dir))
+                rows.append(self.run_variant(decl.variants[vname], binary, checker, staged_dir, src_root, work,
+                                             run_notes))
 
         review = []
         for name in graded:
@@ -415,6 +467,7 @@ class Grader:
                 text = learner[name].decode("utf-8", errors="replace")
                 if skeleton is None or text != skeleton:
                     review += gi.review_learner_file(text, skeleton, gi.learner_file(name))
+        review = run_notes + review
         points = sum(r["points"] for r in rows)
         max_points = sum(r["max_points"] for r in rows)
         counts = {v: sum(1 for r in rows if r["verdict"] == v) for v in gr.VERDICTS}
@@ -435,6 +488,7 @@ class Grader:
             "seconds": round(time.monotonic() - start, 3),
             "limits": s.limits(),
             "nvcc": s.nvcc,
+            "sandbox": self.sandbox_note,
             "integrity": {"status": integrity.status, "checked_files": integrity.checked,
                           "modified": integrity.modified, "missing": integrity.missing,
                           "message": integrity.message()},
@@ -509,15 +563,15 @@ class Grader:
                 "cases_run": cases_run, "cases_total": cases_total, "seconds": round(seconds, 3),
                 "failing_case": failing_case, "diagnostic": diagnostic or None}
 
-    def device_compile(self, name: str, staged: Path, work: Path):
-        """(status, seconds, reason, diagnostic) of compiling the learner file for the GPU with nvcc:
-        status ok, failed or skipped (no nvcc). Successes are remembered by content in the work
-        directory, so an unchanged file is not compiled again."""
+    def device_compile(self, name: str, staged: Path, src: Path, work: Path):
+        """(status, seconds, reason, diagnostic) of compiling the learner file `src` for the GPU with
+        nvcc, against the staged tree's headers: status ok, failed or skipped (no nvcc). Successes
+        are remembered by content in the work directory, so an unchanged file is not compiled again."""
         s = self.settings
         if not s.nvcc:
             return "skipped", 0.0, None, None
         source = gi.learner_file(name)
-        src = staged / source
+        src_root = Path(str(src)[:-len(source)])
         cmd = [s.nvcc] + NVCC_FLAGS + ["-I", str(staged / "harness" / "include"), "-I", str(staged / "puzzles" / name),
                                        str(src), "-o", str(work / "device" / (name + ".o"))]
         h = hashlib.sha256(("\0".join(cmd[:1] + NVCC_FLAGS) + "\0").encode() + src.read_bytes())
@@ -531,7 +585,7 @@ class Grader:
         (work / "device").mkdir(parents=True, exist_ok=True)
         self.progress("compiling %s for the GPU ..." % source)
         start = time.monotonic()
-        rc, text, timed_out = run_capture(cmd, s.build_timeout, cwd=staged)
+        rc, text, timed_out = run_capture(cmd, s.build_timeout, cwd=src_root)
         seconds = time.monotonic() - start
         self.progress("")
         if rc == 0:
@@ -540,19 +594,26 @@ class Grader:
             return "ok", seconds, None, None
         if timed_out:
             return "failed", seconds, "GPU compile timed out after %g s" % s.build_timeout, None
-        summary = bld.build_failure_summary(text, staged, source, "%s (nvcc)" % name)
-        summary = summary.replace(str(staged.resolve()) + "/", "").replace(str(staged) + "/", "").strip("\n")
-        where = bld.first_error_location(text, staged, source)
+        summary = bld.build_failure_summary(text, src_root, source, "%s (nvcc)" % name)
+        for root in (src_root, staged):
+            summary = summary.replace(str(root.resolve()) + "/", "").replace(str(root) + "/", "")
+        summary = summary.strip("\n")
+        where = bld.first_error_location(text, src_root, source)
         host_call = re.search(r'calling a __host__ function\("([^"]+)"\)', text)
         reason = "compile error for the GPU" + (" at %s" % where if where else "")
         if host_call:
             reason += ": device code calls the host function %s" % shorten_name(host_call.group(1))
         return "failed", seconds, reason, summary
 
-    def run_variant(self, variant, binary: Path, checker: Path, staged: Path) -> dict:
+    def run_variant(self, variant, binary: Path, checker: Path, staged: Path, src_root: Path, work: Path,
+                    notes: List[dict]) -> dict:
         s = self.settings
         cases = seeded_cases(variant, "cpu", s.seed)
         env = s.run_env()
+        sandbox = None
+        if self.sandbox is not None:
+            read_only = sorted({staged, src_root, checker.parent, binary.parent})
+            sandbox = self.sandbox.prefix(read_only, [work / "out"], staged)
         start = time.monotonic()
         failure = None
         ran = 0
@@ -560,7 +621,8 @@ class Grader:
             self.progress("%s  case %d/%d  n=%d tpb=%d" % (variant.label, i + 1, len(cases), n, tpb))
             args = ["--variant", variant.name, "--n", str(n), "--tpb", str(tpb), "--seed", str(seed)]
             outcome = run_checked(checker, binary, args, s.time_limit, s.memory, env, cwd=staged,
-                                  require_device=s.points.require_device(variant.puzzle, variant.name))
+                                  require_device=s.points.require_device(variant.puzzle, variant.name),
+                                  sandbox=sandbox)
             ran += 1
             if not outcome.passed:
                 failure = (i, n, tpb, seed, outcome)
@@ -569,6 +631,9 @@ class Grader:
         self.progress("")
         pts = s.points.of(variant.puzzle, variant.name)
         if failure is None:
+            note = self.serial_note(variant, cases, binary, checker, staged, work, env, sandbox)
+            if note is not None:
+                notes.append(note)
             self.say("%s %s: pass (%d cases, %s)  %s/%s points" % (
                 mark(True), variant.label, len(cases), fmt_seconds(seconds), gr.fmt_points(pts), gr.fmt_points(pts)))
             return self.row(variant.puzzle, variant.name, variant.flag, PASS, "passed", ran, len(cases), seconds)
@@ -578,7 +643,8 @@ class Grader:
         if outcome.kind == USAGE:
             reason = "the driver refused the case (a problem with the puzzle declaration, not the submission)"
         replay = "%s run %s %s --n %d --tpb %d --seed %d --backend cpu" % (PROG, variant.puzzle, variant.flag, n, tpb, seed)
-        diagnostic = excerpt(outcome.lines, {str(staged.resolve()) + "/": "", str(staged) + "/": ""})
+        diagnostic = excerpt(outcome.lines, {str(src_root.resolve()) + "/": "", str(src_root) + "/": "",
+                                             str(staged.resolve()) + "/": "", str(staged) + "/": ""})
         if outcome.timed_out:
             diagnostic = "stopped at the time limit of %g s; %s" % (
                 s.time_limit, "its last output:\n" + diagnostic if diagnostic else "it printed nothing")
@@ -594,6 +660,49 @@ class Grader:
         return self.row(variant.puzzle, variant.name, variant.flag, verdict, reason, ran, len(cases), seconds,
                         {"index": i + 1, "n": n, "tpb": tpb, "seed": seed, "replay": replay,
                          "kind": outcome.diagnosis["kind"] if outcome.diagnosis else None}, diagnostic)
+
+
+    def serial_note(self, variant, cases, binary: Path, checker: Path, staged: Path, work: Path, env,
+                    sandbox) -> Optional[dict]:
+        """A review note when a passing variant's kernels did their work one thread at a time: one
+        more run of its largest case up to SERIAL_MAX_N, with the simulator's profiler on
+        (CUDASIM_PROFILE), whose per-launch counters say how many threads of each warp took part
+        in every memory instruction (`lanes` of `inst`). A parallel kernel has up to 32; a serial
+        loop in one thread (or a <<<1, 1>>> launch) has 1."""
+        s = self.settings
+        sizes = [c for c in cases if SERIAL_MIN_N <= c[0] <= SERIAL_MAX_N]
+        if not sizes:
+            return None
+        n, tpb, seed = max(sizes, key=lambda c: c[0])
+        out_dir = work / "out"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        profile = out_dir / ("profile-%s-%s.jsonl" % (variant.puzzle, variant.name))
+        if profile.exists():
+            profile.unlink()
+        args = ["--variant", variant.name, "--n", str(n), "--tpb", str(tpb), "--seed", str(seed)]
+        outcome = run_checked(checker, binary, args, s.time_limit, s.memory, dict(env, CUDASIM_PROFILE=str(profile)),
+                              cwd=staged, require_device=s.points.require_device(variant.puzzle, variant.name),
+                              sandbox=sandbox)
+        if not outcome.passed or not profile.is_file():
+            return None
+        inst = lanes = 0
+        first_at = None
+        try:
+            for line in profile.read_text(encoding="utf-8", errors="replace").splitlines():
+                record = json.loads(line)
+                first_at = first_at or record.get("at")
+                for access in record.get("accesses", []):
+                    inst += int(access.get("inst", 0))
+                    lanes += int(access.get("lanes", 0))
+        except (ValueError, TypeError, AttributeError):
+            return None
+        if inst == 0 or lanes / inst >= SERIAL_MAX_LANES:
+            return None
+        _, line_no = split_at(first_at or "?")
+        return {"file": gi.learner_file(variant.puzzle), "line": line_no, "kind": "serial",
+                "text": "%s: its kernels did the work one thread at a time (%.1f active threads per warp-level "
+                        "memory instruction on average, where a parallel kernel has up to 32; n=%d tpb=%d): it "
+                        "passes, but is it the variant's parallel algorithm?" % (variant.label, lanes / inst, n, tpb)}
 
 
 # ------------------------------------------------------------------------------ work dirs
@@ -652,10 +761,9 @@ def print_table(report: dict, total_seconds: float) -> None:
             if r.get("failing_case"):
                 fc = r["failing_case"]
                 detail += " (n=%d tpb=%d seed=%d)" % (fc["n"], fc["tpb"], fc["seed"])
-        cases = "%d/%d" % (r["cases_run"], r["cases_total"]) if r["cases_total"] else "-"
         rows.append(("%s %s" % (r["puzzle"], r["flag"]), r["verdict"],
-                     "%s/%s" % (gr.fmt_points(r["points"]), gr.fmt_points(r["max_points"])), cases,
-                     "%.1f" % r["seconds"], detail))
+                     "%s/%s" % (gr.fmt_points(r["points"]), gr.fmt_points(r["max_points"])), cases_text(r),
+                     seconds_text(r), detail))
     out("")
     out(table(rows, header=("variant", "verdict", "points", "cases", "seconds", "reason")))
     if report["review"]:
@@ -669,6 +777,23 @@ def print_table(report: dict, total_seconds: float) -> None:
     out("score: %s/%s points (%.1f%%), %d of %d variants passed, %s (seed %d)" % (
         gr.fmt_points(score["points"]), gr.fmt_points(score["max_points"]), score["percent"], passed,
         len(report["variants"]), fmt_seconds(total_seconds), report["seed"]))
+
+
+def cases_text(row: dict) -> str:
+    """The table's cases column: "all 30 passed", "failed at 2 of 32", or "-" when nothing ran."""
+    if not row["cases_total"]:
+        return "-"
+    if row["verdict"] == PASS:
+        return "all %d passed" % row["cases_total"]
+    return "failed at %d of %d" % (row["cases_run"], row["cases_total"])
+
+
+def seconds_text(row: dict) -> str:
+    """Seconds spent running the variant's cases ("-" when none ran: a build error, tampering);
+    two decimals below 10 s, so a case that failed at once does not read as 0.0."""
+    if not row["cases_run"]:
+        return "-"
+    return "%.2f" % row["seconds"] if row["seconds"] < 10 else "%.1f" % row["seconds"]
 
 
 def gpu_compile_line(settings: Settings) -> str:
@@ -702,6 +827,22 @@ def cmd_grade(root: Path, args: List[str]) -> int:
         path, count = gi.write_manifest(root)
         out("wrote %s: %d protected files" % (path, count))
         return 0
+    if p.get("--verdict"):
+        if len(p.positionals) != 1:
+            raise UsageError("--verdict REPORT needs one pNN:VARIANT, e.g. `%s grade --verdict grade-report.json "
+                             "p14:simple`" % PROG)
+        return gx.verdict_of(Path(p.get("--verdict")), p.positionals[0])
+    if p.get("--merge"):
+        if not p.positionals:
+            raise UsageError("--merge needs the --out folders of the shards, e.g. `%s grade --merge shard-*/ --out "
+                             "results`" % PROG)
+        out_dir = Path(p.get("--out") or "grade-results").resolve()
+        reports = gsh.merge([Path(d).resolve() for d in p.positionals], out_dir,
+                            Path(p.get("--junit")) if p.get("--junit") else None)
+        out("merged %d shard folders: %d students; scores: %s; reports: %s/<student>.json%s" % (
+            len(p.positionals), len(reports), out_dir / "scores.csv", out_dir,
+            "; JUnit report: %s" % p.get("--junit") if p.get("--junit") else ""))
+        return 0 if all(r["passed"] for r in reports) or p.get("--report-only") else 1
     if p.get("--check-manifest"):
         diff = gi.manifest_diff(root)
         if not diff:
@@ -756,12 +897,19 @@ def cmd_grade(root: Path, args: List[str]) -> int:
         candidates = ([pristine_path / gi.POINTS] if pristine_path else []) + [root / gi.POINTS]
         found = next((c for c in candidates if c.is_file()), None)
         points = gr.Points.load(found) if found else gr.Points()
+        if pristine_path is None and found is not None:
+            points = manifest_points(found, source, points)
     for name in points.unknown_names(decls):
         err("warning: %s names %s, which this course does not have" % (points.source, name))
+    if p.get("--classroom"):
+        return write_classroom(Path(p.get("--classroom")), decls, points, only, p.get("--check"))
     settings = Settings(seed, p.get("--time-limit", DEFAULT_TIME_LIMIT), memory, workers,
                         p.get("--build-timeout", DEFAULT_BUILD_TIMEOUT), points, only, find_nvcc(p.get("--nvcc")))
 
     if batch:
+        if p.get("--gradescope"):
+            raise UsageError("--gradescope writes one submission's results.json; Gradescope runs run_autograder "
+                             "once per submission (grading/gradescope/)")
         if p.get("--json") or p.get("--tree"):
             raise UsageError("with --submissions, the JSON reports go to --out DIR (one per student); "
                              "--json and --tree are for one submission")
@@ -770,6 +918,8 @@ def cmd_grade(root: Path, args: List[str]) -> int:
     tree = Path(p.get("--tree") or root).resolve()
     if not tree.is_dir():
         raise UsageError("--tree %s is not a directory" % tree)
+    if pristine_path is not None:
+        tree = learner_root(tree)  # an unpacked archive often adds one folder level
     extra = sorted(j.parent.name for j in (tree / "puzzles").glob("*/puzzle.json")
                    if j.parent.name not in source.puzzle_names())
     for name in extra:
@@ -786,12 +936,15 @@ def cmd_grade(root: Path, args: List[str]) -> int:
         else format_memory(memory) + " (not enforced on this system)",
         workers, "" if workers == 1 else "s", settings.limits()["stall_s"]))
     out(gpu_compile_line(settings))
+    sandbox, sandbox_note = gs.sandbox_probe()
+    out("sandbox: %s" % sandbox_note)
     if only:
         out("only: %s" % only_text(only))
     start = time.monotonic()
     try:
         with WorkDir(p.get("--work-dir")) as work:
-            report = Grader(root, source, settings).grade(tree, work, tree.name, replay)
+            report = Grader(root, source, settings, sandbox=sandbox, sandbox_note=sandbox_note).grade(
+                tree, work, tree.name, replay)
     except GradeSetupError as e:
         err("error: %s" % e)
         return 2
@@ -802,9 +955,63 @@ def cmd_grade(root: Path, args: List[str]) -> int:
     if p.get("--junit"):
         gr.write_junit([report], Path(p.get("--junit")))
         out("JUnit report: %s" % p.get("--junit"))
+    if p.get("--gradescope"):
+        gx.write_gradescope(report, Path(p.get("--gradescope")))
+        out("Gradescope results: %s" % p.get("--gradescope"))
     if report["passed"] or p.get("--report-only"):
         return 0
     return 1
+
+
+def shard_of(spec: Optional[str]):
+    """'2/5' -> (2, 5): the second of five shards; None -> None."""
+    if not spec:
+        return None
+    m = re.match(r"^\s*(\d+)\s*/\s*(\d+)\s*$", spec)
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise UsageError("--shard K/N: K and N whole numbers with 1 <= K <= N, e.g. --shard 2/5; got %r" % spec)
+    return int(m.group(1)), int(m.group(2))
+
+
+def manifest_points(path: Path, source: Source, points: gr.Points) -> gr.Points:
+    """Without --pristine, the points file is the tree's own: when it differs from the manifest
+    (tampered), the maxima come from its committed version that matches the manifest, not from
+    the edited file; without such a version, grade says that the maxima are the edited file's."""
+    expected = (source.entries or {}).get(gi.POINTS)
+    if expected is None or gi.file_hash(path) == expected:
+        return points
+    found = gi.committed_version(path.parent.parent, gi.POINTS, expected)
+    if found is None:
+        err("warning: %s differs from %s and no commit has the version the manifest lists: the maxima in the "
+            "report are the edited file's" % (gi.POINTS, gi.MANIFEST))
+        return points
+    commit, data = found
+    try:
+        return gr.Points(json.loads(data.decode("utf-8")), "%s as committed in %s (the file in the tree was edited)"
+                         % (gi.POINTS, commit[:12]))
+    except (ValueError, UsageError) as e:
+        err("warning: the committed %s (%s) cannot be read (%s): the maxima are the edited file's"
+            % (gi.POINTS, commit[:12], e))
+        return points
+
+
+def write_classroom(path: Path, decls: Dict[str, Puzzle], points: gr.Points, only, check: bool) -> int:
+    text = gx.classroom_workflow(decls, points, only)
+    if check:
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+        if current == text:
+            out("%s matches grading/points.json and the puzzles" % path)
+            return 0
+        err("%s is %s: run `%s grade --classroom %s` and commit it, so that Classroom's points match "
+            "grading/points.json" % (path, "stale" if current is not None else "missing", PROG, path))
+        return 1
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    count = text.count("uses: %s" % gx.COMMAND_GRADER)
+    out("wrote %s: %d autograding tests, %s points" % (path, count, gr.fmt_points(sum(
+        points.of(n, v) for n, d in decls.items() for v in d.variants
+        if only is None or (n in only and (only[n] is None or v in only[n]))))))
+    return 0
 
 
 def grade_batch(root: Path, folder: Path, source: Source, settings: Settings, p) -> int:
@@ -813,52 +1020,91 @@ def grade_batch(root: Path, folder: Path, source: Source, settings: Settings, p)
     students = sorted(d for d in folder.iterdir() if d.is_dir() and not d.name.startswith("."))
     if not students:
         raise UsageError("--submissions %s has no student folders" % folder)
+    shard = shard_of(p.get("--shard"))
+    names, used = {}, set()  # every student's report name, from the whole class (stable across shards)
+    for folder_i in students:
+        name = slug(folder_i.name)
+        while name in used:
+            name += "_"
+        used.add(name)
+        names[folder_i] = name
+    everyone = len(students)
+    if shard is not None:
+        students = gsh.pick(students, *shard)
+    jobs = p.get("--jobs") or max(1, ncpu())
     out_dir = Path(p.get("--out") or "grade-results").resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    out("grade: %d submissions in %s" % (len(students), folder))
+    out("grade: %d submissions in %s%s" % (len(students), folder, " (shard %d of %d; %d in all)" % (
+        shard[0], shard[1], everyone) if shard else ""))
     out("build files: %s" % source.describe())
     out("seed: %d (the same hidden inputs for every student)" % settings.seed)
-    out("limits: %g s per run, %s, %d simulator workers" % (settings.time_limit, format_memory(settings.memory),
-                                                             settings.workers))
+    out("limits: %g s per run, %s, %d simulator workers, %d submission%s at a time" % (
+        settings.time_limit, format_memory(settings.memory), settings.workers, jobs, "" if jobs == 1 else "s"))
     out(gpu_compile_line(settings))
+    sandbox, sandbox_note = gs.sandbox_probe()
+    out("sandbox: %s" % sandbox_note)
     if settings.only:
         out("only: %s" % only_text(settings.only))
     start = time.monotonic()
-    reports, used = [], set()
-    grader = Grader(root, source, settings, quiet=True)
+    reports = {}  # type: Dict[Path, dict]
     with WorkDir(p.get("--work-dir")) as work:
-        for i, folder_i in enumerate(students):
-            name = slug(folder_i.name)
-            while name in used:
-                name += "_"
-            used.add(name)
+        puzzles = [n for n in source.puzzle_names() if settings.only is None or n in settings.only]
+        class_build = gc.ClassBuild(work, source.pristine, source.files, settings.build_timeout)
+        why_not = None if gc.shell_safe(work) else "the work directory's path needs shell quoting"
+        if why_not is None:
+            try:
+                why_not = class_build.prepare(puzzles, progress=lambda text: out(text))
+            except gc.ClassBuildError as e:
+                err("error: %s" % e)
+                return 2
+        if why_not:
+            class_build = None
+            out("class build: off (%s)" % why_not)
+        else:
+            out("class build: the harness, simulator and checkers are built once (%s); each submission "
+                "compiles only its learner files" % fmt_seconds(time.monotonic() - start))
+        grader = Grader(root, source, settings, quiet=True, sandbox=sandbox, sandbox_note=sandbox_note,
+                        class_build=class_build)
+
+        def one(folder_i: Path) -> dict:
+            name = names[folder_i]
             tree = learner_root(folder_i).resolve()
             replay = replay_command(settings.seed, tree, Path("/"), source.pristine, settings.only)
-            if stdout_is_tty():
-                sys.stdout.write("\r\033[K[%d/%d] %s ..." % (i + 1, len(students), folder_i.name))
-                sys.stdout.flush()
+            report = grader.grade(tree, work / "students" / name, folder_i.name, replay, batch=True,
+                                  slug_name=name)
+            gr.write_json(report, out_dir / (name + ".json"))
+            return report
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs if class_build is not None else 1) as pool:
+            futures = {pool.submit(one, f): f for f in students}
             try:
-                report = grader.grade(tree, work / "students" / name, folder_i.name, replay, batch=True)
+                for future in concurrent.futures.as_completed(futures):
+                    folder_i = futures[future]
+                    report = future.result()
+                    reports[folder_i] = report
+                    score = report["score"]
+                    bad = [v for v in report["variants"] if v["verdict"] != PASS]
+                    out("%s %s: %s/%s points (%.1f%%)%s" % (
+                        mark(not bad and report["integrity"]["status"] == "ok"), folder_i.name,
+                        gr.fmt_points(score["points"]), gr.fmt_points(score["max_points"]), score["percent"],
+                        "; " + "; ".join(gr.problems(report)[:4]) if gr.problems(report) else ""))
             except GradeSetupError as e:
+                for f in futures:
+                    f.cancel()
                 err("\nerror: %s" % e)
                 return 2
-            if stdout_is_tty():
-                sys.stdout.write("\r\033[K")
-            gr.write_json(report, out_dir / (name + ".json"))
-            reports.append(report)
-            score = report["score"]
-            bad = [v for v in report["variants"] if v["verdict"] != PASS]
-            out("%s %s: %s/%s points (%.1f%%)%s" % (
-                mark(not bad and report["integrity"]["status"] == "ok"), folder_i.name, gr.fmt_points(score["points"]),
-                gr.fmt_points(score["max_points"]), score["percent"],
-                "; " + "; ".join(gr.problems(report)[:4]) if gr.problems(report) else ""))
-    csv_path = out_dir / "scores.csv"
-    gr.write_csv(reports, csv_path)
+    ordered = [reports[f] for f in students]
+    csv_path = out_dir / ("scores.csv" if shard is None else "scores-%d-of-%d.csv" % shard)
+    gr.write_csv(ordered, csv_path)
+    if shard is not None:
+        gsh.write_shard_record(out_dir, shard, settings.seed, [names[f] for f in students], everyone)
     if p.get("--junit"):
-        gr.write_junit(reports, Path(p.get("--junit")))
+        gr.write_junit(ordered, Path(p.get("--junit")))
         out("JUnit report: %s" % p.get("--junit"))
     out("")
     out("scores: %s; reports: %s/<student>.json; %s" % (csv_path, out_dir, fmt_seconds(time.monotonic() - start)))
-    if all(r["passed"] for r in reports) or p.get("--report-only"):
+    if shard is not None:
+        out("merge the shards' --out folders with `%s grade --merge DIR... --out DIR`" % PROG)
+    if all(r["passed"] for r in ordered) or p.get("--report-only"):
         return 0
     return 1

@@ -8,6 +8,7 @@ Protected (docs/instructors.md explains why):
         and *.md                      a driver needs); <p>.cu is the learner's, READMEs are lessons
     grading/points.json               the points
     .github/workflows/grade.yml       the class repository's CI job
+    .github/workflows/classroom.yml   its GitHub Classroom autograding, where there is one
 
 grading/protected.sha256 lists them as `sha256  path` lines, sorted (`sha256sum -c` reads it).
 Hashes are taken with CRLF line ends turned into LF, so a checkout on Windows is not "tampered".
@@ -30,7 +31,8 @@ from typing import Dict, Iterable, List, Optional, Tuple
 MANIFEST = "grading/protected.sha256"
 POINTS = "grading/points.json"
 WORKFLOW = ".github/workflows/grade.yml"
-SINGLE_FILES = ("CMakeLists.txt", POINTS, WORKFLOW)
+CLASSROOM_WORKFLOW = ".github/workflows/classroom.yml"  # `grade --classroom`, in a class template
+SINGLE_FILES = ("CMakeLists.txt", POINTS, WORKFLOW, CLASSROOM_WORKFLOW)
 PROTECTED_DIRS = ("harness", "scripts")
 SKIP_NAMES = {"__pycache__", ".DS_Store", ".pytest_cache", ".mypy_cache"}
 SKIP_SUFFIXES = (".pyc", ".pyo", ".swp", "~")
@@ -224,6 +226,25 @@ def compare_with_pristine(tree: Path, pristine: Path, files: Iterable[str]) -> I
         if mine.is_file() and file_hash(mine) != file_hash(Path(pristine) / rel):
             modified.append(rel)
     return Integrity("pristine", len(files), modified, [])
+
+
+def committed_version(tree: Path, rel: str, digest: str, depth: int = 200) -> Optional[Tuple[str, bytes]]:
+    """(commit, content) of the newest version of `rel` in the tree's git history whose hash is
+    `digest` (a manifest entry), or None (no git, no history, no such version). An in-place grade
+    takes the maxima of a tampered report from there, not from the edited file."""
+    import subprocess
+    try:
+        log = subprocess.run(["git", "-C", str(tree), "log", "-n", str(depth), "--format=%H", "--", rel],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30)
+        for commit in log.stdout.decode().split():
+            shown = subprocess.run(["git", "-C", str(tree), "show", "%s:%s" % (commit, rel)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30)
+            data = shown.stdout
+            if shown.returncode == 0 and hashlib.sha256(data.replace(b"\r\n", b"\n")).hexdigest() == digest:
+                return commit, data
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return None
 
 
 # ------------------------------------------------------------------------------ staging

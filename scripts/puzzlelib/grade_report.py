@@ -246,8 +246,14 @@ def problems(report: dict) -> List[str]:
             continue
         for v in bad:
             notes.append("%s %s %s (%s)" % (v["puzzle"], v["flag"], v["verdict"], v["reason"]))
-    if report.get("review"):
-        notes.append("%d review note%s" % (len(report["review"]), "" if len(report["review"]) == 1 else "s"))
+    review = report.get("review") or []
+    if review:
+        # The notes an instructor most needs first (grade puts serial-work and suspicious-call notes
+        # ahead of the rest): two in full, then how many more the JSON report has.
+        shown = ["review %s:%d: %s" % (n["file"], n["line"], n["text"]) for n in review[:2]]
+        if len(review) > 2:
+            shown.append("%d more review notes in the JSON report" % (len(review) - 2))
+        notes += shown
     return notes
 
 

@@ -174,16 +174,25 @@ CHECKED_CODES = {PASS: 0, FAIL: 1, RACE: 3, ERROR: 4, NOT_ON_DEVICE: 5}
 
 
 def run_checked(checker, learner, args: List[str], timeout: float, memory: Optional[int] = None,
-                env: Optional[Dict[str, str]] = None, cwd=None, require_device: bool = True) -> Outcome:
+                env: Optional[Dict[str, str]] = None, cwd=None, require_device: bool = True,
+                sandbox: Optional[List[str]] = None) -> Outcome:
     """One graded case: the checker (pNN_checker, the driver without the learner's file) starts the
     learner's binary, receives its output and compares; its verdict comes back on a pipe the
-    learner's process never holds (harness/channel.h). Nothing in the output decides the verdict."""
+    learner's process never holds (harness/channel.h). Nothing in the output decides the verdict.
+
+    sandbox: a command prefix (grade_sandbox.Sandbox.prefix) that both processes run under."""
     env = dict(os.environ if env is None else env)
     env[CHECK_LEARNER_ENV] = str(learner)
     env.pop(ALLOW_HOST_ENV, None)
     if not require_device:
         env[ALLOW_HOST_ENV] = "1"
-    outcome = run_limited([str(checker)] + list(args), timeout, memory, env, cwd, verdict_fd_env=VERDICT_FD_ENV)
+    outcome = run_limited(list(sandbox or []) + [str(checker)] + list(args), timeout, memory, env, cwd,
+                          verdict_fd_env=VERDICT_FD_ENV)
+    if sandbox:
+        outcome.cmd = outcome.cmd[len(sandbox):]
+        if outcome.result is None and outcome.returncode is not None and 128 < outcome.returncode < 160:
+            # bwrap ends with 128 + N when the checker inside it died of signal N
+            outcome.returncode = 128 - outcome.returncode
     return classify_checked(outcome)
 
 

