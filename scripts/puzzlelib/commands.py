@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import random
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -11,12 +11,14 @@ from typing import List, Optional
 from . import build as bld
 from .common import (PROG, BuildError, UsageError, build_dir, fmt_seconds, mark, out, quote_cmd,
                      rel, run_timeout, stdout_is_tty, table)
-from .cases import random_case, seeded_cases, status_runs
+from .cases import STATUS_SEED, random_case, seeded_cases
 from .driver import ERROR, PASS, USAGE, Outcome, relevant_lines, run_driver
 from .explain import explain, simulator_reason
+from .messages import tr
 from .options import backend_choice, parse
 from .puzzles import Puzzle, Variant, discover
 from .request import Verb, parse_request, pick
+from .status import StatusCache, file_hash, variant_status
 
 RUN_HELP = """\
 usage: {prog} run pNN --VARIANT [--solution] [--backend auto|cpu|gpu] [--seed S]
@@ -47,11 +49,12 @@ size and a large one). Without a puzzle: every puzzle; without a variant: every 
 """
 
 LIST_HELP = """\
-usage: {prog} list [--no-status] [--backend auto|cpu|gpu]
+usage: {prog} list [--no-status] [--backend auto|cpu|gpu] [--lang en|ko]
 
-List the puzzles and their variants. The status column builds your files and runs a quick
-check of each variant (the show input and two random sizes) on the CPU simulator
-(--backend changes that): solved, not yet, or does not build.
+List the puzzles and their variants. The status column builds your files and gives, for each
+variant, the verdict of `{prog} check pNN --VARIANT --quick --seed {seed}` on the CPU simulator
+(--backend changes that): solved, not yet (with the first case that fails), or does not build.
+The cases are the same on every call, and the status is remembered until the file changes.
 
   --no-status        skip building and checking
 """
@@ -294,44 +297,61 @@ def _build_error_reason(root: Path, puzzle: Puzzle, solution: bool, log: str) ->
 
 # -------------------------------------------------------------------------------------- list
 
-def variant_status(variant: Variant, binary: Path, timeout: float, rng: random.Random) -> str:
-    """solved / not yet, from the show case and two random sizes."""
-    for extra in status_runs(variant, rng):
-        if not run_driver([str(binary), "--variant", variant.name] + extra, timeout).passed:
-            return "not yet"
-    return "solved"
+def summary_width(rows: List[List[str]], header: List[str]) -> Optional[int]:
+    """How many characters the last column (the summary) may take on this terminal, or None
+    when output is not a terminal (a pipe or a file keeps the whole text)."""
+    if not stdout_is_tty():
+        return None
+    columns = shutil.get_terminal_size((100, 24)).columns
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header) - 1)]
+    return max(20, columns - sum(w + 2 for w in widths) - 1)
+
+
+def cut(text: str, width: Optional[int]) -> str:
+    if width is None or len(text) <= width:
+        return text
+    return text[:width - 1].rstrip() + "\u2026"
 
 
 def cmd_list(root: Path, args: List[str]) -> int:
     p = parse(args, LIST_SPEC)
     if p.help:
-        out(LIST_HELP.format(prog=PROG))
+        out(LIST_HELP.format(prog=PROG, seed=STATUS_SEED))
         return 0
     if p.positionals:
         raise UsageError("list takes no arguments (got %s)" % " ".join(p.positionals))
     puzzles = discover(root)
     if not puzzles:
-        out("No puzzles found (no puzzles/p*/puzzle.json).")
+        out(tr("No puzzles found (no puzzles/p*/puzzle.json)."))
         return 0
     with_status = not p.get("--no-status")
     timeout = run_timeout()
-    rng = random.Random()
+    build = build_dir(root)
+    cache = StatusCache(build)
+    changed = []  # type: List[str]
     rows = []
     for puzzle in puzzles.values():
         statuses = {}
         if with_status:
+            source = root / puzzle.source(False)
+            before = file_hash(source)
             try:
-                backend, binary, _ = bld.build_for_backend(root, build_dir(root), puzzle, False,
+                backend, binary, _ = bld.build_for_backend(root, build, puzzle, False,
                                                            p.get("--backend", "cpu"), report=False)
             except bld.SetupError:
                 return 2
             except BuildError:
-                statuses = {name: "does not build" for name in puzzle.variants}
+                statuses = {name: tr("does not build") for name in puzzle.variants}
             else:
+                binary_hash = file_hash(binary)
                 for v in puzzle.variants.values():
-                    bld.status("checking %s ..." % v.label)
-                    statuses[v.name] = variant_status(v, binary, timeout, rng)
+                    bld.status(tr("checking %s ...") % v.label)
+                    statuses[v.name], _ = variant_status(v, binary, backend, before, binary_hash, cache, timeout)
                 bld.status("")
+                if file_hash(source) != before:
+                    changed.append((puzzle.source(False), before))
+                    for v in puzzle.variants.values():  # what was measured is not this file: forget it
+                        cache.entries.pop(v.label, None)
         first = True
         for v in puzzle.variants.values():
             row = [puzzle.name if first else "", puzzle.title if first else "", v.flag]
@@ -339,8 +359,18 @@ def cmd_list(root: Path, args: List[str]) -> int:
                 row.append(statuses[v.name])
             rows.append(row + [v.summary])
             first = False
-    header = ["puzzle", "title", "variant"] + (["status"] if with_status else []) + ["summary"]
+    if with_status:
+        cache.save()
+    header = [tr("puzzle"), tr("title"), tr("variant")] + ([tr("status")] if with_status else []) + [tr("summary")]
+    width = summary_width([r[:-1] + [""] for r in rows], header)
+    rows = [r[:-1] + [cut(r[-1], width)] for r in rows]
     out(table(rows, header=header))
     out("")
-    out("Run one: %s run pNN --VARIANT    Test many sizes: %s check pNN" % (PROG, PROG))
+    if with_status:
+        out(tr("status: the verdict of `%s check pNN --VARIANT --quick --seed %d` on your file (remembered until the "
+               "file changes); `check pNN` tests every size.") % (PROG, STATUS_SEED))
+    for path, digest in changed:
+        out(tr("note: %s changed while this ran: the verdicts above are for the version built at the start "
+               "(sha256 %s), not for the file as it is now. Run the command again.") % (path, (digest or "?")[:12]))
+    out(tr("Run one: %s run pNN --VARIANT    Test many sizes: %s check pNN") % (PROG, PROG))
     return 0
