@@ -16,7 +16,7 @@ import os
 from typing import Optional
 
 LANGS = ("en", "ko")
-_chosen = None  # type: Optional[str]   set by --lang
+_chosen: Optional[str] = None  # set by --lang
 
 
 def set_lang(value: str) -> None:

@@ -46,7 +46,7 @@ class StatusCache:
 
     def __init__(self, build: Path):
         self.path = build / CACHE_NAME
-        self.entries = {}  # type: Dict[str, dict]
+        self.entries: Dict[str, dict] = {}
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if data.get("version") == CACHE_VERSION and isinstance(data.get("entries"), dict):
