@@ -20,6 +20,8 @@ from . import trace_html
 from .common import PROG, BuildError, UsageError, build_dir, out, rel, run_timeout, stdout_is_tty
 from .cases import traced_case
 from .driver import parse_result_line
+from .explain import diagnosis_reason
+from .messages import tr
 from .options import seed_int
 from .request import Verb, parse_request, pick
 from .trace_model import Access, Launch, Step, fmt, guess_type, load, short_site, tlist, tname
@@ -110,7 +112,20 @@ def thread_entries(accs: List[Access]) -> List[Tuple[str, bool]]:
         else:
             items.append(("%s %supdates %s: %s \u2192 %s" % (t, "atomically " if a.atomic else "", cell_name(a),
                                                              values(a.old), values(a.new)), a.hazard))
-    return items
+    return repeats(items)
+
+
+def repeats(items: List[Tuple[str, bool]]) -> List[Tuple[str, bool]]:
+    """The same access made again and again (a thread spinning on a cell) is one entry: `... \u00d7N`."""
+    out = []  # type: List[Tuple[str, bool]]
+    count = 0
+    for k, item in enumerate(items):
+        count += 1
+        if k + 1 < len(items) and items[k + 1] == item:
+            continue
+        out.append((item[0] + (" \u00d7%d" % count if count > 1 else ""), item[1]))
+        count = 0
+    return out
 
 
 def columns(items: List[str], indent: int, width: int = WIDTH) -> List[str]:
@@ -383,16 +398,44 @@ def render_launch(n: int, total: int, launch: Launch, style: Style, source: List
         lines.append("")
         lines += render_step(k, step, launch, widths, style, source)
     if launch.truncated:
-        lines.append(style.red("(the block made more events than a trace can hold; the rest are not shown)"))
+        lines.append(style.red(tr("(the block made more events than a trace can hold; the rest are not shown)")))
+    lines += [style.red(l) for l in stop_lines(launch)]
+    return lines
+
+
+def stop_lines(launch: Launch) -> List[str]:
+    """Where the threads were when the launch stopped, and the simulator's report; none for a
+    launch that ran to its end."""
+    lines = []  # type: List[str]
+    if launch.stop:
+        lines += ["", tr("where the threads were when the launch stopped:")]
+        groups = {}  # type: Dict[Tuple[str, str, str], List[int]]
+        for t, state, what, site in launch.stop:
+            groups.setdefault((state, what, short_site(site)), []).append(t)
+        for (state, what, site), ids in sorted(groups.items(), key=lambda g: g[1][0]):
+            who = tlist(ids)
+            if state == "barrier":
+                text = tr("%s wait at __syncthreads() at %s") % (who, site)
+            elif state == "warp":
+                text = tr("%s wait in %s at %s") % (who, what or "a warp *_sync call", site)
+            elif state == "cbar":
+                text = tr("%s wait on a cuda::barrier at %s") % (who, site)
+            elif state == "exited":
+                text = tr("%s had returned") % who
+            else:
+                text = tr("%s still running (no barrier reached)") % who
+            lines += wrap(text, 2)
     if launch.error:
-        lines.append("")
-        lines.append(style.red("the launch stopped: %s" % launch.error["kind"]))
-        lines += [style.red("  " + l) for l in launch.error["msg"].splitlines()]
+        lines += ["", tr("the launch stopped: %s") % launch.error["kind"]]
+        for l in launch.error["msg"].splitlines():
+            lead = len(l) - len(l.lstrip())
+            lines += wrap(l.strip(), 2 + lead)
     return lines
 
 
 def html_sections(launches: List[Launch], source: List[str]) -> List[str]:
-    """The page's sections: per launch its grid, and per step the terminal trace's words."""
+    """The page's sections: per launch its grid, and per step the terminal trace's words; the
+    last step's words end with where the threads were when the launch stopped."""
     plain = Style(False)
     sections = []
     for n, launch in enumerate(launches, 1):
@@ -401,7 +444,12 @@ def html_sections(launches: List[Launch], source: List[str]) -> List[str]:
         for k, step in enumerate(launch.steps, 1):
             lines = render_step(k, step, launch, widths, plain, source)
             texts.append((lines[0], "\n".join(lines[1:]), bool(step.hazards or step.uninit)))
-        sections.append(trace_html.launch_section(n, len(launches), launch, texts, launch_head(n, len(launches), launch)))
+        stop = stop_lines(launch)
+        if stop and texts:
+            title, body, _ = texts[-1]
+            texts[-1] = (title, body + "\n" + "\n".join(stop), True)
+        sections.append(trace_html.launch_section(n, len(launches), launch, texts, launch_head(n, len(launches), launch),
+                                                  "\n".join(stop).strip()))
     return sections
 
 
@@ -487,6 +535,12 @@ def cmd_trace(root: Path, args: List[str]) -> int:
         source_path = source_path or _source_of(launches, root)
         source = source_path.read_text(encoding="utf-8", errors="replace").splitlines() if source_path else []
         launches = load(events, source)
+    diagnosis = (result or {}).get("diagnosis")
+    for launch in launches:
+        if launch.cut_off and launch.error is None and isinstance(diagnosis, dict):
+            # The watchdog ended the process inside this launch: the report is the driver's RESULT.
+            launch.error = {"kind": diagnosis_reason(diagnosis), "msg": diagnosis.get("message") or ""}
+            launch.stop = [[_linear(t, launch.block), "running", "", ""] for t in diagnosis.get("threads") or []]
     cells = max((sum(a["count"] for a in l.arrays) for l in launches), default=0)
     if cells > MAX_CELLS:
         raise UsageError("the block has %d shared-memory elements; trace draws at most %d. Use a smaller --tpb."
@@ -521,6 +575,11 @@ def cmd_trace(root: Path, args: List[str]) -> int:
     out(style.red("%s: %s (the simulator's report: `%s run %s %s%s`)" % (
         variant.label, verdict, PROG, puzzle.name, variant.flag, " --solution" if solution else "")))
     return 1
+
+
+def _linear(tid: List[int], block: List[int]) -> int:
+    """threadIdx (x, y, z) as the linear thread number the trace names threads by."""
+    return tid[0] + block[0] * (tid[1] + block[1] * tid[2])
 
 
 def _source_of(launches: List[Launch], root: Path) -> Optional[Path]:

@@ -252,7 +252,8 @@ def legend(launch: Launch) -> str:
             'a hazard or an uninitialized read</span></p>' % ("".join(items), more))
 
 
-def launch_section(n: int, total: int, launch: Launch, step_texts: List[Tuple[str, str, bool]], head: str) -> str:
+def launch_section(n: int, total: int, launch: Launch, step_texts: List[Tuple[str, str, bool]], head: str,
+                   stop: str = "") -> str:
     if not launch.traced or launch.block_index is None:
         return '<section class="launch"><h2>%s</h2><p>None of its blocks is the traced one.</p></section>' % esc(head)
     texts = [dict(title="start: shared memory before the kernel runs (nothing written yet)",
@@ -279,9 +280,8 @@ def launch_section(n: int, total: int, launch: Launch, step_texts: List[Tuple[st
                 % json.dumps(texts, ensure_ascii=False).replace("</", "<\\/"))
     if launch.truncated:
         body.append('<p class="red">The block made more events than a trace can hold; the rest are not shown.</p>')
-    if launch.error:
-        body.append('<pre class="red">the launch stopped: %s\n%s</pre>' % (esc(launch.error["kind"]),
-                                                                         esc(launch.error["msg"])))
+    if stop:  # where the threads were, and the simulator's report
+        body.append('<pre class="red stop">%s</pre>' % esc(stop))
     body.append("</section>")
     return "".join(body)
 
