@@ -206,6 +206,7 @@ KO = {
     "wrote %s: open it in a browser (it loads nothing from the network)":
         "%s를 썼습니다: browser로 여세요 (network에서 아무것도 불러오지 않습니다)",
     "%s: %s (the simulator's report: `%s run %s %s%s`)": "%s: %s (simulator의 보고: `%s run %s %s%s`)",
+    "%s as the traced block left it before the stop": "trace한 block이 멈추기 전에 남긴 %s",
     "The traced program did not run (exit %d).": "trace할 프로그램이 실행되지 않았습니다 (exit %d).",
     # ---- usage errors --------------------------------------------------------------------------
     "unknown option %s": "알 수 없는 option %s",

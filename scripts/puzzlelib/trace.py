@@ -269,7 +269,9 @@ def warp_title(ev: dict) -> str:
     return "%s %s (%s at %s)" % (who, what, op, short_site(ev["site"]))
 
 
-def render_step(k: int, step: Step, launch: Launch, widths: Dict[str, int], style: Style, source: List[str]) -> List[str]:
+def render_step(k: int, step: Step, launch: Launch, widths: Dict[str, int], style: Style, source: List[str],
+                width: int = WIDTH) -> List[str]:
+    """The step's lines; `width` 0 puts one entry a line (the page, which reflows them itself)."""
     lines = []
     if step.kind == "warp":
         ev = step.warp
@@ -320,7 +322,7 @@ def render_step(k: int, step: Step, launch: Launch, widths: Dict[str, int], styl
         for t in sorted(by_thread):
             for text, red in thread_entries(by_thread[t]):
                 items.append(style.red(text + " !") if red else text)
-        lines += columns(items, 2)
+        lines += columns(items, 2, width)
     idle = [t for t in range(launch.threads) if t not in by_thread and not any(a.thread == t for a in step.accesses)]
     if by_thread and idle:
         lines.append(style.dim("  idle: %s" % tlist(idle)))
@@ -442,7 +444,7 @@ def html_sections(launches: List[Launch], source: List[str]) -> List[str]:
         widths = array_widths(launch)
         texts = []
         for k, step in enumerate(launch.steps, 1):
-            lines = render_step(k, step, launch, widths, plain, source)
+            lines = render_step(k, step, launch, widths, plain, source, width=0)
             texts.append((lines[0], "\n".join(lines[1:]), bool(step.hazards or step.uninit)))
         stop = stop_lines(launch)
         if stop and texts:
@@ -547,8 +549,10 @@ def cmd_trace(root: Path, args: List[str]) -> int:
                          % (cells, MAX_CELLS))
     style = Style(stdout_is_tty() and not os.environ.get("NO_COLOR"))
     shown = rel(source_path, root) if source_path else str(binary)
-    title = "trace of %s (%s), n=%d tpb=%d, block %d" % (variant.label, shown, n, tpb, block)
+    title = tr("trace of %s (%s), n=%d tpb=%d, block %d") % (variant.label, shown, n, tpb, block)
     out(title)
+    if not any(l.startswith("expected:") for l in lines) and (n, tpb) == variant.show_case():
+        lines = lines + stopped_io(root, puzzle, variant, launches)
     for l in lines:
         if l.startswith(("config:", "input:")):
             for part in fit_io_line(l):
@@ -575,6 +579,31 @@ def cmd_trace(root: Path, args: List[str]) -> int:
     out(style.red("%s: %s (the simulator's report: `%s run %s %s%s`)" % (
         variant.label, verdict, PROG, puzzle.name, variant.flag, " --solution" if solution else "")))
     return 1
+
+
+def stopped_io(root: Path, puzzle, variant, launches: List[Launch]) -> List[str]:
+    """A run that stopped (a race, a divergence) prints no input, out or expected: the show
+    input's config, input and expected come from puzzles/pNN/expected/VARIANT.txt (what the
+    solution prints for it), and out from what the traced block wrote to global memory."""
+    path = root / "puzzles" / puzzle.name / "expected" / (variant.name + ".txt")
+    try:
+        known = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    lines = [l for l in known if l.startswith(("config:", "input:"))]
+    written = {}  # type: Dict[str, Dict[int, object]]   the last launch's global stores, per array
+    for launch in launches[-1:]:
+        for step in launch.steps:
+            for a in step.accesses:
+                if not a.shared and a.new is not None:
+                    for cell, v in zip(a.cells, a.new):
+                        written.setdefault(a.array, {})[cell] = v
+    if written:
+        name, cells = list(written.items())[-1]
+        vals = [fmt(cells.get(i)) for i in range(max(cells) + 1)]
+        lines.append("out:      [%s]   (%s)" % (", ".join(vals), tr("%s as the traced block left it before the stop")
+                                                % name))
+    return lines + [l for l in known if l.startswith("expected:")]
 
 
 def _linear(tid: List[int], block: List[int]) -> int:

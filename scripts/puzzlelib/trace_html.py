@@ -38,6 +38,8 @@ pre { font: 12.5px/1.35 ui-monospace, Menlo, Consolas, monospace; margin: 0; whi
 .controls { margin: .5em 0; display: flex; gap: .5em; align-items: center; }
 .controls input[type=range] { flex: 1; max-width: 40em; }
 .detail { border-left: 4px solid #888; padding: .4em .8em; background: #fafafa; min-height: 3em; }
+.detail, .io, .stop { overflow-wrap: anywhere; }
+@media (max-width: 600px) { body { margin: .5em; } .controls { flex-wrap: wrap; } .controls input[type=range] { flex-basis: 100%; order: 5; } }
 .detail.bad { border-left-color: #d00; }
 .legend span { display: inline-block; margin: 0 .7em .2em 0; }
 .swatch { display: inline-block; width: .9em; height: .9em; border-radius: 2px; vertical-align: -1px; margin-right: .25em; }
@@ -108,10 +110,16 @@ SCRIPT = r"""
 """
 
 
+# Thread hues avoid the hazard red's neighbourhood (hue 0 +- HUE_GAP), so that no thread's cells
+# or arrows can be mistaken for a hazard (tests/python/test_trace_html.py measures the distance).
+HAZARD_RED = "#d00"
+HUE_GAP = 40
+
+
 def thread_colour(t: int, light: bool = False) -> str:
     """Neighbouring threads get far-apart hues (the golden angle), so arrows tell them apart."""
-    hue = (t * 137.508) % 360
-    return "hsl(%.0f, 70%%, %d%%)" % (hue, 88 if light else 40)
+    hue = HUE_GAP + (t * 137.508) % (360 - 2 * HUE_GAP)
+    return "hsl(%.0f, 70%%, %d%%)" % (hue, 88 if light else 36)
 
 
 def esc(s: object) -> str:
@@ -142,9 +150,11 @@ class Layout:
 def arrows(launch: Launch) -> List[dict]:
     """From each shared cell a thread read to the shared cell it wrote next.
 
-    A read in step k saw the cell as it was after step k-1 (row k-1); the write lands in the row of
-    the step that made it, which is the same step or a later one (the read-barrier-write pattern
-    of a scan holds the value in a register across the barrier)."""
+    A read in step k saw the cell as it was after step k-1 (row k-1), unless a thread wrote the
+    cell earlier in step k: then it saw that write, which row k shows (a race's essence: the value
+    read is the new one). The write lands in the row of the step that made it, which is the same
+    step or a later one (the read-barrier-write pattern of a scan holds the value in a register
+    across the barrier)."""
     pending = {}  # type: Dict[int, List[Tuple[Access, int]]]
     out = []  # type: List[dict]
     for k, step in enumerate(launch.steps, 1):
@@ -152,7 +162,7 @@ def arrows(launch: Launch) -> List[dict]:
             if not acc.shared:
                 continue
             if acc.kind in ("r", "rw"):
-                pending.setdefault(acc.thread, []).append((acc, k - 1))
+                pending.setdefault(acc.thread, []).append((acc, k if acc.fresh else k - 1))
             if acc.kind in ("w", "rw"):
                 for src, row in pending.pop(acc.thread, []):
                     for cell in src.cells[:1]:
@@ -229,16 +239,22 @@ def grid_svg(launch: Launch) -> str:
             continue
         x0 += CELL_W / 2
         x1 += CELL_W / 2
-        y0 = lay.y(a["row0"]) + CELL_H + 1
-        y1 = lay.y(a["row1"]) - 1
-        # A gentle curve, so arrows between the same two rows that cross stay apart.
-        mid = (y0 + y1) / 2
+        if a["row0"] == a["row1"]:
+            # Read and written in one step: an arc over the row, from the cell as written to the cell written.
+            y0 = y1 = lay.y(a["row0"]) - 1
+            c0 = c1 = y0 - (ROW_H - CELL_H) + 2
+        else:
+            # A gentle curve, so arrows between the same two rows that cross stay apart.
+            y0 = lay.y(a["row0"]) + CELL_H + 1
+            y1 = lay.y(a["row1"]) - 1
+            c0 = c1 = (y0 + y1) / 2
         colour = thread_colour(a["thread"])
-        parts.append('<path class="arrow%s" data-step="%d" data-thread="%d" d="M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f" '
-                     'style="stroke:%s" marker-end="url(#head-%s)"><title>%s: %s[%d] \u2192 %s[%d]</title></path>'
-                     % (" hazard" if a["hazard"] else "", a["row1"], a["thread"], x0, y0, x0, mid, x1, mid, x1, y1,
-                        colour, id(launch), tname(a["thread"]), esc(a["src"][0]), a["src"][1], esc(a["dst"][0]),
-                        a["dst"][1]))
+        parts.append('<path class="arrow%s" data-step="%d" data-row0="%d" data-thread="%d" '
+                     'd="M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f" style="stroke:%s" marker-end="url(#head-%s)">'
+                     '<title>%s: %s[%d] \u2192 %s[%d]</title></path>'
+                     % (" hazard" if a["hazard"] else "", a["row1"], a["row0"], a["thread"], x0, y0, x0, c0, x1, c1,
+                        x1, y1, colour, id(launch), tname(a["thread"]), esc(a["src"][0]), a["src"][1],
+                        esc(a["dst"][0]), a["dst"][1]))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -248,8 +264,8 @@ def legend(launch: Launch) -> str:
     items = ['<span><span class="swatch" style="background:%s"></span>%s</span>' % (thread_colour(t), tname(t))
              for t in range(shown)]
     more = " \u2026 and %d more threads" % (launch.threads - shown) if launch.threads > shown else ""
-    return ('<p class="legend">threads: %s%s. <span><span class="swatch" style="background:#d00"></span>'
-            'a hazard or an uninitialized read</span></p>' % ("".join(items), more))
+    return ('<p class="legend">threads: %s%s. <span><span class="swatch" style="background:%s"></span>'
+            'a hazard or an uninitialized read</span></p>' % ("".join(items), more, HAZARD_RED))
 
 
 def launch_section(n: int, total: int, launch: Launch, step_texts: List[Tuple[str, str, bool]], head: str,

@@ -127,6 +127,9 @@ class Access:
         self.old = self._values(ev.get("v"))
         self.new = self._values(ev.get("nv"))
         self.hazard = False  # in a hazard or an uninitialized read: drawn red
+        # A read of a cell that a thread wrote earlier in the same step: it saw that write's value,
+        # which the step's own row shows (the row before shows the old one).
+        self.fresh = False
 
     def _values(self, hexbytes: Optional[str]) -> Optional[List[object]]:
         if hexbytes is None:
@@ -278,6 +281,7 @@ def _build_steps(launch: Launch, events: List[dict], ctype) -> None:
         if kind == "acc":
             acc = Access(ev, ctype(ev["arr"]) if ev["sp"] in (0, 1) else "")
             step.accesses.append(acc)
+            acc.fresh = acc.kind in ("r", "rw") and any((acc.array, c) in step.written for c in acc.cells)
             if acc.shared and acc.new is not None and acc.array in state:
                 for cell, v in zip(acc.cells, acc.new):
                     if 0 <= cell < counts[acc.array]:
