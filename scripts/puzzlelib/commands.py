@@ -14,7 +14,7 @@ from .common import (PROG, BuildError, UsageError, build_dir, fmt_seconds, mark,
 from .cases import STATUS_SEED, random_case, seeded_cases
 from .driver import ERROR, PASS, USAGE, Outcome, relevant_lines, run_driver
 from .explain import explain, simulator_reason
-from .messages import tr
+from .messages import activate, driver_line, tr, tr_reason
 from .options import backend_choice, parse
 from .puzzles import Puzzle, Variant, discover
 from .request import Verb, parse_request, pick
@@ -83,15 +83,15 @@ CRASH_HINT = ("The program crashed, often from an out-of-bounds access. "
 
 def _hint_for(outcome: Outcome) -> str:
     if outcome.reason == "wrong answer" and not any(l.lstrip().startswith("out:") for l in outcome.lines):
-        return HINTS["wrong answer (no arrays)"]  # never point at lines that are not there
+        return tr(HINTS["wrong answer (no arrays)"])  # never point at lines that are not there
     if outcome.reason.startswith("race: unsynchronized accesses"):
-        return ("Two threads accessed the same memory, at least one of them writing, with no barrier (or other "
-                "synchronization) between them: the report above names both lines. The answer may have come out "
-                "right this time; on a GPU it would not always.")
+        return tr("Two threads accessed the same memory, at least one of them writing, with no barrier (or other "
+                  "synchronization) between them: the report above names both lines. The answer may have come out "
+                  "right this time; on a GPU it would not always.")
     if outcome.reason in HINTS:
-        return HINTS[outcome.reason].format(timeout=run_timeout())
+        return tr(HINTS[outcome.reason]).format(timeout=run_timeout())
     if outcome.reason.startswith("crashed"):
-        return CRASH_HINT
+        return tr(CRASH_HINT)
     return ""
 
 
@@ -106,6 +106,7 @@ def _run_flags(solution: bool, backend: str, binary: Optional[str]) -> List[str]
 # --------------------------------------------------------------------------------------- run
 
 def cmd_run(root: Path, args: List[str]) -> int:
+    activate()
     req = parse_request(root, args, RUN)
     if req is None:
         return 0
@@ -118,13 +119,13 @@ def cmd_run(root: Path, args: List[str]) -> int:
         out("binary: %s" % rel(binary, root))
         note = ""
     else:
-        out("source: %s" % puzzle.source(solution))
+        out(tr("source: %s") % puzzle.source(solution))
         try:
             _, binary, note = bld.build_for_backend(root, build_dir(root), puzzle, solution, req.backend)
         except BuildError:
             return 2
     if note and note != "no GPU found":  # the driver names the backend; say why a present GPU is not used
-        out("note: %s, so this runs on the CPU simulator" % note)
+        out(tr("note: %s, so this runs on the CPU simulator") % note)
 
     cmd = [str(binary), "--variant", variant.name]
     if req.seed_given() or req.n or req.tpb:
@@ -136,23 +137,23 @@ def cmd_run(root: Path, args: List[str]) -> int:
         n, tpb = variant.show_case()
         cmd += ["--show", "--n", str(n), "--tpb", str(tpb)]
     out("")
-    outcome = run_driver(cmd, timeout, on_line=out)
+    outcome = run_driver(cmd, timeout, on_line=lambda line: out(driver_line(line)))
     out("")
     if outcome.kind == USAGE:
         out("%s %s failed: %s (%s)" % (mark(False), variant.label, outcome.reason, quote_cmd(cmd)))
-        out("This is a problem with the puzzle setup, not with your code: the build may be out of date.")
+        out(tr("This is a problem with the puzzle setup, not with your code: the build may be out of date."))
         return 2
     if outcome.passed:
-        out("%s %s passed" % (mark(True), variant.label))
+        out(tr("%s %s passed") % (mark(True), variant.label))
         extra = " --solution" if solution else ""
-        out("Run `%s check %s %s%s` to test many sizes." % (PROG, puzzle.name, variant.flag, extra))
+        out(tr("Run `%s check %s %s%s` to test many sizes.") % (PROG, puzzle.name, variant.flag, extra))
         return 0
     reason = outcome.reason
     if reason == "kernel error":
         named = simulator_reason(outcome)
         if named:
             reason = "kernel error: " + named if not named.startswith("kernel error") else named
-    out("%s %s failed: %s" % (mark(False), variant.label, reason))
+    out(tr("%s %s failed: %s") % (mark(False), variant.label, tr_reason(reason)))
     hint = _hint_for(outcome)
     if hint:
         out(hint)
@@ -190,7 +191,7 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
     """Run the variant's sweep until its first failing case; print the verdict."""
     cases = seeded_cases(variant, backend, seed, quick)
     if not stdout_is_tty():
-        out("checking %s: %d cases" % (variant.label, len(cases)))
+        out(tr("checking %s: %d cases") % (variant.label, len(cases)))
     start = time.monotonic()
     failure = None
     ran = 0
@@ -206,28 +207,29 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
     seconds = time.monotonic() - start
     _clear_progress()
     if failure is None:
-        out("%s %s: pass (%d cases, %s)" % (mark(True), variant.label, len(cases), fmt_seconds(seconds)))
+        out(tr("%s %s: pass (%d cases, %s)") % (mark(True), variant.label, len(cases), fmt_seconds(seconds)))
         return VariantResult(variant, PASS, ran, len(cases), seconds)
     i, n, tpb, input_seed, outcome = failure
     kind = ERROR if outcome.kind == USAGE else outcome.kind
     # For errors, name what happened: a crash, a deadlock, an endless loop, a time-out ...
     reason = explain(outcome) if outcome.kind == ERROR else outcome.detail
-    out("%s %s: %s (%s), failed at case %d of %d: n=%d tpb=%d seed=%d"
-        % (mark(False), variant.label, kind, reason, i + 1, len(cases), n, tpb, input_seed))
+    out(tr("%s %s: %s (%s), failed at case %d of %d: n=%d tpb=%d seed=%d")
+        % (mark(False), variant.label, tr(kind), tr_reason(reason), i + 1, len(cases), n, tpb, input_seed))
     replay = [PROG, "run", variant.puzzle, variant.flag, "--n", str(n), "--tpb", str(tpb),
               "--seed", str(input_seed)] + replay_flags
-    out("    replay: %s" % " ".join(replay))
+    out(tr("    replay: %s") % " ".join(replay))
     for line in relevant_lines(outcome.lines):
-        out("    | " + line)
+        out("    | " + driver_line(line))
     hint = _hint_for(outcome)
     if hint:
         out("    " + hint)
     verdict = "usage" if outcome.kind == USAGE else kind
     return VariantResult(variant, verdict, ran, len(cases), seconds,
-                         "%s (n=%d tpb=%d seed=%d)" % (reason, n, tpb, input_seed))
+                         "%s (n=%d tpb=%d seed=%d)" % (tr_reason(reason), n, tpb, input_seed))
 
 
 def cmd_check(root: Path, args: List[str]) -> int:
+    activate()
     req = parse_request(root, args, CHECK)
     if req is None:
         return 0
@@ -238,7 +240,7 @@ def cmd_check(root: Path, args: List[str]) -> int:
     requested = req.backend
     timeout = run_timeout()
     seed = req.seed
-    out("seed: %d (replay with --seed %d)" % (seed, seed))
+    out(tr("seed: %d (replay with --seed %d)") % (seed, seed))
 
     started = time.monotonic()
     results = []  # type: List[VariantResult]
@@ -256,23 +258,23 @@ def cmd_check(root: Path, args: List[str]) -> int:
                 build_failed = True
                 reason = _build_error_reason(root, puzzle, solution, e.log)
                 for v in variants:
-                    out("%s %s: does not build%s" % (mark(False), v.label,
-                                                     "" if reason == "does not build" else " (%s)" % reason))
+                    out(tr("%s %s: does not build%s") % (mark(False), v.label,
+                                                     "" if reason == tr("does not build") else " (%s)" % reason))
                     results.append(VariantResult(v, ERROR, 0, 0, 0.0, reason))
                 continue
         # As in `run`: a machine without a GPU needs no note; a GPU that is not used does.
         shown_note = "" if note == "no GPU found" else note
-        out("%s: %s; backend: %s" % (puzzle.name, puzzle.title, bld.backend_label(backend, shown_note)))
+        out(tr("%s: %s; backend: %s") % (puzzle.name, puzzle.title, bld.backend_label(backend, shown_note)))
         flags = _run_flags(solution, backend, req.binary)
         for v in variants:
             results.append(check_variant(root, v, binary, backend, seed, quick, timeout, flags))
 
     total = time.monotonic() - started
     out("")
-    rows = [(r.variant.label, r.verdict, cases_cell(r), "%.1f" % r.seconds, r.reason) for r in results]
-    out(table(rows, header=("variant", "verdict", "cases", "seconds", "reason")))
+    rows = [(r.variant.label, tr(r.verdict), cases_cell(r), "%.1f" % r.seconds, r.reason) for r in results]
+    out(table(rows, header=(tr("variant"), tr("verdict"), tr("cases"), tr("seconds"), tr("reason"))))
     passed = sum(1 for r in results if r.verdict == PASS)
-    out("%d of %d variants passed, total %s (seed %d)" % (passed, len(results), fmt_seconds(total), seed))
+    out(tr("%d of %d variants passed, total %s (seed %d)") % (passed, len(results), fmt_seconds(total), seed))
     if build_failed or any(r.verdict == "usage" for r in results):
         return 2
     return 0 if passed == len(results) else 1
@@ -283,16 +285,16 @@ def cases_cell(r: VariantResult) -> str:
     if not r.cases_total:
         return "-"
     if r.verdict == PASS:
-        return "%d of %d" % (r.cases_run, r.cases_total)
-    return "failed at case %d of %d" % (r.cases_run, r.cases_total)
+        return tr("%d of %d") % (r.cases_run, r.cases_total)
+    return tr("failed at case %d of %d") % (r.cases_run, r.cases_total)
 
 
 def _build_error_reason(root: Path, puzzle: Puzzle, solution: bool, log: str) -> str:
     """'compile error at puzzles/p14/p14.cu:12' from the failed build's output, when it names one."""
     if not log:
-        return "does not build"  # no compile step ran (e.g. the target is missing)
+        return tr("does not build")  # no compile step ran (e.g. the target is missing)
     where = bld.first_error_location(log, root, puzzle.source(solution))
-    return "compile error at %s" % where if where else "compile error"
+    return tr("compile error at %s") % where if where else tr("compile error")
 
 
 # -------------------------------------------------------------------------------------- list
@@ -314,6 +316,7 @@ def cut(text: str, width: Optional[int]) -> str:
 
 
 def cmd_list(root: Path, args: List[str]) -> int:
+    activate()
     p = parse(args, LIST_SPEC)
     if p.help:
         out(LIST_HELP.format(prog=PROG, seed=STATUS_SEED))

@@ -13,10 +13,20 @@ The Korean follows the course notes: Korean prose with the English technical ter
 from __future__ import annotations
 
 import os
+import re
 from typing import Optional
 
 LANGS = ("en", "ko")
 _chosen: Optional[str] = None  # set by --lang
+# Only the learner's commands (run, check, list, trace) speak Korean: `grade` writes reports and
+# JSON that tools read, and stays English whatever the locale.
+_active = False
+
+
+def activate() -> None:
+    """Called by the learner's commands: from here on, tr() follows the language asked for."""
+    global _active
+    _active = True
 
 
 def set_lang(value: str) -> None:
@@ -25,6 +35,8 @@ def set_lang(value: str) -> None:
 
 
 def lang() -> str:
+    if not _active:
+        return "en"
     if _chosen:
         return _chosen
     env = os.environ.get("PUZZLE_LANG", "").strip().lower()
@@ -72,9 +84,9 @@ KO = {
     "in which block and threads, and what to try.":
         "위의 오류 보고를 읽으세요. 무엇이 잘못되었는지, 소스 몇 번째 줄인지, (CPU simulator에서는) 어느 block의 "
         "어느 thread인지, 무엇을 해 보면 되는지 나와 있습니다.",
-    "It ran longer than %g s: look for a loop that never ends or a barrier some threads never reach "
+    "It ran longer than {timeout:g} s: look for a loop that never ends or a barrier some threads never reach "
     "(PUZZLES_TIMEOUT sets the limit in seconds).":
-        "%g초보다 오래 걸렸습니다. 끝나지 않는 loop나 일부 thread가 도달하지 못하는 Barrier를 찾아보세요 "
+        "{timeout:g}초보다 오래 걸렸습니다. 끝나지 않는 loop나 일부 thread가 도달하지 못하는 Barrier를 찾아보세요 "
         "(PUZZLES_TIMEOUT으로 제한 시간(초)을 바꿀 수 있습니다).",
     "Two threads accessed the same memory, at least one of them writing, with no barrier (or other "
     "synchronization) between them: the report above names both lines. The answer may have come out right "
@@ -179,9 +191,6 @@ KO = {
     "kernel launch failed": "kernel launch 실패",
     "CUDA call failed: ": "CUDA 호출 실패: ",
     "out of memory (limit %s)": "메모리 부족 (제한 %s)",
-    # ---- the driver's mismatch block (harness/src prints it in English) -------------------------
-    "mismatch at index %s: got %s, expected %s": "index %s 불일치: 결과 %s, 기대값 %s",
-    "%s mismatches": "mismatch %s개",
     # ---- trace ---------------------------------------------------------------------------------
     "trace of %s (%s), n=%d tpb=%d, block %d": "%s의 trace (%s), n=%d tpb=%d, block %d",
     "launch %d of %d: %s<<<%s, %s%s>>> at %s": "launch %d/%d: %s<<<%s, %s%s>>> (%s)",
@@ -197,7 +206,7 @@ KO = {
     "the launch stopped: %s": "launch가 멈춤: %s",
     "where the threads were when the launch stopped:": "launch가 멈췄을 때 thread들의 위치:",
     "%s wait at __syncthreads() at %s": "%s: %s의 __syncthreads()에서 기다림",
-    "%s wait in %s at %s": "%s: %s의 %s에서 기다림",
+    "%s wait in %s at %s": "%s: %s에서 기다림 (%s)",
     "%s wait on a cuda::barrier at %s": "%s: %s의 cuda::barrier에서 기다림",
     "%s had returned": "%s: 이미 return함",
     "%s still running (no barrier reached)": "%s: 아직 실행 중 (Barrier에 도달하지 않음)",
@@ -207,6 +216,22 @@ KO = {
         "%s를 썼습니다: browser로 여세요 (network에서 아무것도 불러오지 않습니다)",
     "%s: %s (the simulator's report: `%s run %s %s%s`)": "%s: %s (simulator의 보고: `%s run %s %s%s`)",
     "%s as the traced block left it before the stop": "trace한 block이 멈추기 전에 남긴 %s",
+    "threads:": "thread:",
+    "a hazard or an uninitialized read": "hazard(Race Condition) 또는 초기화되지 않은 읽기",
+    " \u2026 and %d more threads": " \u2026 외 thread %d개",
+    "None of its blocks is the traced one.": "trace하는 block이 이 launch에는 없습니다.",
+    "start: shared memory before the kernel runs (nothing written yet)":
+        "시작: kernel이 실행되기 전의 shared memory (아직 아무것도 쓰지 않음)",
+    "Rows below are the steps; use the slider, the buttons or the arrow keys.":
+        "아래의 행이 step입니다. slider, 버튼, 화살표 키로 움직이세요.",
+    "the start": "시작",
+    "start": "시작",
+    "previous step": "이전 step",
+    "next step": "다음 step",
+    "the last step": "마지막 step",
+    "end": "끝",
+    "step %d": "step %d",
+    "failed: %s": "실패: %s",
     "The traced program did not run (exit %d).": "trace할 프로그램이 실행되지 않았습니다 (exit %d).",
     # ---- usage errors --------------------------------------------------------------------------
     "unknown option %s": "알 수 없는 option %s",
@@ -215,3 +240,63 @@ KO = {
     "%s is not an option: variant flags start with two dashes (did you mean %s?)":
         "%s은(는) option이 아닙니다: variant flag는 대시 두 개로 시작합니다 (%s을(를) 말한 건가요?)",
 }
+
+
+# The driver's mismatch block (harness/src/harness.cpp prints it in English): its lines, in Korean.
+DRIVER_LINES = [
+    (re.compile(r"^mismatch: (\d+) of (\d+) outputs differ; first at index (\d+)$"),
+     r"mismatch: 출력 \2개 중 \1개가 다릅니다. 처음 다른 곳은 index \3"),
+    (re.compile(r"^(\s+\[\d+\]) expected (.*?), got (.*?)(?: \(uninitialized: (.*)\))?$"),
+     lambda m: "%s 기대값 %s, 결과 %s%s" % (m.group(1), m.group(2), m.group(3),
+                                         " (초기화되지 않은 값: %s)" % m.group(4) if m.group(4) else "")),
+    (re.compile(r"^note: memory from cudaMalloc and __shared__ arrays starts as garbage .*$"),
+     "note: cudaMalloc 메모리와 __shared__ 배열은 쓰레기 값으로 시작합니다(simulator는 바이트 0xCD로 채웁니다). "
+     "그 출력은 아무도 쓰지 않았거나, 아무도 쓰지 않은 메모리로 계산되었습니다."),
+]
+
+
+# A reason without its verdict word ("race: X" shown as "X" after "race"): the same in Korean.
+for _key in [k for k in KO if k.startswith("race: ")]:
+    KO.setdefault(_key[len("race: "):], KO[_key].split(": ", 1)[-1])
+
+PLACEHOLDER = re.compile(r"%\(\w+\)s|%[sdg]|\{\w+(?::\w+)?\}")
+_patterns = None  # the KO keys with placeholders, as regexes that match a formatted text
+
+
+def tr_reason(text: str) -> str:
+    """A reason already formatted in English (`device code calls the host function exit`), in
+    Korean: the key whose pattern matches it, with the same values put into the Korean form. A
+    reason made of a known prefix and a text (`kernel error: ...`) translates the prefix."""
+    if lang() != "ko":
+        return text
+    if text in KO:
+        return KO[text]
+    global _patterns
+    if _patterns is None:
+        _patterns = []
+        for key, ko in KO.items():
+            if PLACEHOLDER.search(key):
+                parts = PLACEHOLDER.split(key)
+                # a number where the key has %d or %g, any text where it has %s
+                groups = [r"(-?\d+)" if h == "%d" else r"(-?[\d.e+]+)" if h in ("%g", "{timeout:g}") else "(.+?)"
+                          for h in PLACEHOLDER.findall(key)]
+                regex = re.escape(parts[0]) + "".join(g + re.escape(x) for g, x in zip(groups, parts[1:]))
+                _patterns.append((re.compile("^" + regex + "$"), PLACEHOLDER.split(ko)))
+    for pattern, ko_parts in _patterns:
+        m = pattern.match(text)
+        if m and len(ko_parts) == len(m.groups()) + 1:
+            return "".join(part + (m.group(k + 1) if k < len(m.groups()) else "") for k, part in enumerate(ko_parts))
+    for prefix in ("kernel error: ", "CUDA call failed: "):
+        if text.startswith(prefix):
+            return KO[prefix] + tr_reason(text[len(prefix):])
+    return text
+
+
+def driver_line(line: str) -> str:
+    """A line of the driver's output, in Korean when it is one of the mismatch block's."""
+    if lang() != "ko":
+        return line
+    for pattern, replacement in DRIVER_LINES:
+        if pattern.match(line):
+            return pattern.sub(replacement, line)
+    return line

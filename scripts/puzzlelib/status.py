@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Tuple
 from .cases import STATUS_SEED, status_cases
 from .driver import PASS, USAGE, run_driver
 from .explain import explain
-from .messages import lang, tr
+from .messages import lang, tr, tr_reason
 
 CACHE_NAME = "list-status.json"
 CACHE_VERSION = 1
@@ -89,7 +89,7 @@ def run_status(variant, binary: Path, cases: List[Tuple[int, int, int]], timeout
             continue
         if outcome.kind == USAGE:
             return tr("does not run")
-        return tr("not yet (n=%d tpb=%d: %s)") % (n, tpb, explain(outcome))
+        return tr("not yet (n=%d tpb=%d: %s)") % (n, tpb, tr_reason(explain(outcome)))
     return tr("solved")
 
 

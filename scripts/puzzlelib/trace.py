@@ -21,7 +21,7 @@ from .common import PROG, BuildError, UsageError, build_dir, out, rel, run_timeo
 from .cases import traced_case
 from .driver import parse_result_line
 from .explain import diagnosis_reason
-from .messages import tr
+from .messages import activate, korean, tr
 from .options import seed_int
 from .request import Verb, parse_request, pick
 from .trace_model import Access, Launch, Step, fmt, guess_type, load, short_site, tlist, tname
@@ -32,7 +32,7 @@ MAX_CELLS = 1024
 COLLAPSE_ABOVE = 16  # more active threads than this: threads that do the same are one line
 
 TRACE_HELP = """\
-usage: {prog} trace pNN --VARIANT [--solution] [--n N --tpb T] [--blockidx B] [--html FILE]
+usage: {prog} trace pNN --VARIANT [--solution] [--n N --tpb T] [--blockidx B] [--html FILE] [--lang en|ko]
 
 Run one small case on the CPU simulator and show, for every kernel launch and every barrier
 interval of one block, what each thread read and wrote in shared memory, the shared arrays after
@@ -46,6 +46,8 @@ Warp collectives and cuda::barrier phases are steps of their own.
   --html FILE        also write the trace as one web page (a grid per launch: a row per step,
                      a column per shared cell, arrows from what each thread read to what it
                      wrote, hazards in red, a slider to step through); it needs no network
+  --lang en|ko       messages (and the page) in English (the default) or Korean; PUZZLE_LANG=ko
+                     or a Korean locale does the same
 """
 
 TRACE = Verb("trace", dict(pick("--solution", "--n", "--tpb"), **{"--blockidx": seed_int, "--binary": str, "--html": str}),
@@ -291,8 +293,7 @@ def render_step(k: int, step: Step, launch: Launch, widths: Dict[str, int], styl
         lines.append("step %d: %s: %s arrived (the last at %s; initialised at %s)"
                      % (k, step.start, tlist(arrived), short_site(last["site"]), short_site(last["init"])))
         return lines
-    start = "from the kernel's start" if step.start == "the kernel's start" else "after " + step.start
-    lines.append("step %d: %s, until %s" % (k, start, step.end))
+    lines.append(interval_title(k, step))
     # Global memory, shortened: one line per array and direction.
     glob = {}  # type: Dict[Tuple[str, str], List[Access]]
     for a in step.accesses:
@@ -325,7 +326,7 @@ def render_step(k: int, step: Step, launch: Launch, widths: Dict[str, int], styl
         lines += columns(items, 2, width)
     idle = [t for t in range(launch.threads) if t not in by_thread and not any(a.thread == t for a in step.accesses)]
     if by_thread and idle:
-        lines.append(style.dim("  idle: %s" % tlist(idle)))
+        lines.append(style.dim(tr("  idle: %s") % tlist(idle)))
     if step.cbar:
         lines.append("  %s arrive at %s (phase %d)" % (tlist([e["t"] for e in step.cbar]), step.cbar[0]["arr"],
                                                        step.cbar[0]["phase"]))
@@ -369,14 +370,21 @@ def hazard_lines(step: Step, launch: Launch, style: Style) -> List[str]:
     return lines
 
 
+def interval_title(k: int, step: Step) -> str:
+    """`step 2: after __syncthreads() at p14.cu:49, until p14.cu:53`."""
+    if step.start == "the kernel's start":
+        return tr("step %d: from the kernel's start, until %s") % (k, tr(step.end))
+    return tr("step %d: after %s, until %s") % (k, step.start, tr(step.end))
+
+
 def launch_head(n: int, total: int, launch: Launch) -> str:
-    head = "launch %d of %d: %s<<<%s, %s%s>>> at %s" % (
+    head = tr("launch %d of %d: %s<<<%s, %s%s>>> at %s") % (
         n, total, launch.kernel, launch.dims(launch.grid), launch.dims(launch.block),
         ", %d" % launch.shmem if launch.shmem else "", launch.site)
     if not launch.traced or launch.block_index is None:
         blocks = launch.grid[0] * launch.grid[1] * launch.grid[2]
-        return head + ": %d block%s, none of them the traced one" % (blocks, "" if blocks == 1 else "s")
-    return head + ", block %d (threads %s)" % (launch.block_index, tlist(list(range(launch.threads))))
+        return head + tr(": %d block%s, none of them the traced one") % (blocks, "" if blocks == 1 or korean() else "s")
+    return head + tr(", block %d (threads %s)") % (launch.block_index, tlist(list(range(launch.threads))))
 
 
 def array_widths(launch: Launch) -> Dict[str, int]:
@@ -392,7 +400,7 @@ def render_launch(n: int, total: int, launch: Launch, style: Style, source: List
     if not launch.traced or launch.block_index is None:
         return lines
     if launch.arrays:
-        lines.append("shared memory: " + ", ".join("%s[%d] (%s%s)" % (a["name"], a["count"], a["type"] or "?",
+        lines.append(tr("shared memory: ") + ", ".join("%s[%d] (%s%s)" % (a["name"], a["count"], a["type"] or "?",
                                                                        ", dynamic" if a["dyn"] else "")
                                                    for a in launch.arrays))
     widths = array_widths(launch)
@@ -505,6 +513,7 @@ def run_traced(cmd: List[str], root: Path, trace: Path, block: int) -> Tuple[int
 
 
 def cmd_trace(root: Path, args: List[str]) -> int:
+    activate()
     req = parse_request(root, args, TRACE)
     if req is None:
         return 0
@@ -531,7 +540,7 @@ def cmd_trace(root: Path, args: List[str]) -> int:
         if not events.is_file() or result is None and code == 2:
             for l in lines:
                 out(l)
-            out("The traced program did not run (exit %d)." % code)
+            out(tr("The traced program did not run (exit %d).") % code)
             return 2
         launches = load(events, [])
         source_path = source_path or _source_of(launches, root)
@@ -573,11 +582,11 @@ def cmd_trace(root: Path, args: List[str]) -> int:
                               encoding="utf-8")
         except OSError as e:
             raise UsageError("cannot write the page to %s: %s" % (target, e.strerror or e))
-        out("wrote %s: open it in a browser (it loads nothing from the network)" % target)
+        out(tr("wrote %s: open it in a browser (it loads nothing from the network)") % target)
     if verdict == "pass":
         return 0
-    out(style.red("%s: %s (the simulator's report: `%s run %s %s%s`)" % (
-        variant.label, verdict, PROG, puzzle.name, variant.flag, " --solution" if solution else "")))
+    out(style.red(tr("%s: %s (the simulator's report: `%s run %s %s%s`)") % (
+        variant.label, tr(verdict), PROG, puzzle.name, variant.flag, " --solution" if solution else "")))
     return 1
 
 
@@ -600,7 +609,9 @@ def stopped_io(root: Path, puzzle, variant, launches: List[Launch]) -> List[str]
                         written.setdefault(a.array, {})[cell] = v
     if written:
         name, cells = list(written.items())[-1]
-        vals = [fmt(cells.get(i)) for i in range(max(cells) + 1)]
+        expected = next((l for l in known if l.startswith("expected:")), "")
+        length = max(max(cells) + 1, expected.count(",") + 1 if "[" in expected else 0)
+        vals = [fmt(cells.get(i)) for i in range(length)]  # ? for an element the block never wrote
         lines.append("out:      [%s]   (%s)" % (", ".join(vals), tr("%s as the traced block left it before the stop")
                                                 % name))
     return lines + [l for l in known if l.startswith("expected:")]

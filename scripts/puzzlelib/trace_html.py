@@ -17,7 +17,8 @@ import html
 import json
 from typing import List, Tuple
 
-from .trace_model import Launch, Step, fmt, tname
+from .messages import lang, tr
+from .trace_model import Launch, fmt, tname
 
 CELL_W = 42
 ROW_H = 46     # a cell is 26 px high: the 20 px between two rows hold the arrows
@@ -172,15 +173,6 @@ def arrows(launch: Launch) -> List[dict]:
     return out
 
 
-def step_title(k: int, step: Step) -> str:
-    if step.kind == "warp":
-        return "step %d: %s" % (k, step.start)
-    if step.kind == "cbar":
-        return "step %d: %s" % (k, step.start)
-    start = "from the kernel's start" if step.start == "the kernel's start" else "after " + step.start
-    return "step %d: %s, until %s" % (k, start, step.end)
-
-
 def grid_svg(launch: Launch) -> str:
     lay = Layout(launch)
     nrows = len(launch.steps) + 1
@@ -197,9 +189,9 @@ def grid_svg(launch: Launch) -> str:
             parts.append('<text x="%.1f" y="32" text-anchor="middle" fill="#888">%d</text>'
                          % (x + i * CELL_W + CELL_W / 2, i))
     before = {a["name"]: [None] * a["count"] for a in launch.arrays}
-    rows = [("start", before, {}, set(), None)]  # type: List[Tuple[str, dict, dict, set, Optional[Step]]]
+    rows = [(tr("start"), before, {}, set(), None)]  # type: List[Tuple[str, dict, dict, set, Optional[Step]]]
     for k, s in enumerate(launch.steps, 1):
-        rows.append(("step %d" % k, s.after, s.written, s.marked, s))
+        rows.append((tr("step %d") % k, s.after, s.written, s.marked, s))
     for r, (label, values, written, marked, step) in enumerate(rows):
         y = lay.y(r)
         bad = bool(step and (step.hazards or step.uninit))
@@ -263,31 +255,32 @@ def legend(launch: Launch) -> str:
     shown = min(launch.threads, 32)
     items = ['<span><span class="swatch" style="background:%s"></span>%s</span>' % (thread_colour(t), tname(t))
              for t in range(shown)]
-    more = " \u2026 and %d more threads" % (launch.threads - shown) if launch.threads > shown else ""
-    return ('<p class="legend">threads: %s%s. <span><span class="swatch" style="background:%s"></span>'
-            'a hazard or an uninitialized read</span></p>' % ("".join(items), more, HAZARD_RED))
+    more = tr(" \u2026 and %d more threads") % (launch.threads - shown) if launch.threads > shown else ""
+    return ('<p class="legend">%s %s%s. <span><span class="swatch" style="background:%s"></span>%s</span></p>'
+            % (esc(tr("threads:")), "".join(items), esc(more), HAZARD_RED, esc(tr("a hazard or an uninitialized read"))))
 
 
 def launch_section(n: int, total: int, launch: Launch, step_texts: List[Tuple[str, str, bool]], head: str,
                    stop: str = "") -> str:
     if not launch.traced or launch.block_index is None:
-        return '<section class="launch"><h2>%s</h2><p>None of its blocks is the traced one.</p></section>' % esc(head)
-    texts = [dict(title="start: shared memory before the kernel runs (nothing written yet)",
-                  text="Rows below are the steps; use the slider, the buttons or the arrow keys.", bad=False)]
+        return '<section class="launch"><h2>%s</h2><p>%s</p></section>' % (esc(head), esc(tr("None of its blocks is the traced one.")))
+    texts = [dict(title=tr("start: shared memory before the kernel runs (nothing written yet)"),
+                  text=tr("Rows below are the steps; use the slider, the buttons or the arrow keys."), bad=False)]
     texts += [dict(title=t, text=body, bad=bad) for t, body, bad in step_texts]
     body = ['<section class="launch" data-launch="%d" data-steps="%d" tabindex="0">' % (n, len(launch.steps))]
     body.append("<h2>%s</h2>" % esc(head))
     if launch.arrays:
-        body.append("<p>shared memory: %s</p>" % esc(", ".join(
+        body.append("<p>%s%s</p>" % (esc(tr("shared memory: ")), esc(", ".join(
             "%s[%d] (%s%s)" % (a["name"], a["count"], a["type"] or "?", ", dynamic" if a["dyn"] else "")
-            for a in launch.arrays)))
+            for a in launch.arrays))))
     body.append(legend(launch))
-    body.append('<div class="controls"><button class="first" title="the start">start</button>'
-                '<button class="prev" title="previous step (\u2190)">\u25c0</button>'
+    body.append('<div class="controls"><button class="first" title="%s">%s</button>'
+                '<button class="prev" title="%s (\u2190)">\u25c0</button>'
                 '<input type="range" min="0" max="%d" value="%d" aria-label="step">'
-                '<button class="next" title="next step (\u2192)">\u25b6</button>'
-                '<button class="last" title="the last step">end</button></div>'
-                % (len(launch.steps), len(launch.steps)))
+                '<button class="next" title="%s (\u2192)">\u25b6</button>'
+                '<button class="last" title="%s">%s</button></div>'
+                % (esc(tr("the start")), esc(tr("start")), esc(tr("previous step")), len(launch.steps),
+                   len(launch.steps), esc(tr("next step")), esc(tr("the last step")), esc(tr("end"))))
     body.append('<p><strong class="stepname"></strong></p>')
     body.append('<div class="grid">%s</div>' % grid_svg(launch))
     body.append('<pre class="detail"></pre>')
@@ -295,7 +288,7 @@ def launch_section(n: int, total: int, launch: Launch, step_texts: List[Tuple[st
     body.append('<script type="application/json" class="steps">%s</script>'
                 % json.dumps(texts, ensure_ascii=False).replace("</", "<\\/"))
     if launch.truncated:
-        body.append('<p class="red">The block made more events than a trace can hold; the rest are not shown.</p>')
+        body.append('<p class="red">%s</p>' % esc(tr("(the block made more events than a trace can hold; the rest are not shown)")))
     if stop:  # where the threads were, and the simulator's report
         body.append('<pre class="red stop">%s</pre>' % esc(stop))
     body.append("</section>")
@@ -305,14 +298,14 @@ def launch_section(n: int, total: int, launch: Launch, step_texts: List[Tuple[st
 def page(title: str, io_lines: List[str], sections: List[str], verdict: str) -> str:
     ok = verdict == "pass"
     return "".join([
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+        '<!DOCTYPE html>\n<html lang="%s"><head><meta charset="utf-8">' % lang(),
         '<meta http-equiv="Content-Security-Policy" content="%s">' % CSP,
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>%s</title><style>%s</style></head><body>" % (esc(title), STYLE),
         "<h1>%s</h1>" % esc(title),
         '<pre class="io">%s</pre>' % esc("\n".join(io_lines)) if io_lines else "",
         '<p class="%s">%s</p>' % ("verdict-pass" if ok else "verdict-fail",
-                                  "passed" if ok else esc("failed: " + verdict)),
+                                  esc(tr("passed")) if ok else esc(tr("failed: %s") % tr(verdict))),
         "".join(sections),
         "<script>%s</script></body></html>\n" % SCRIPT,
     ])
