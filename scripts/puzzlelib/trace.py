@@ -293,7 +293,8 @@ def render_step(k: int, step: Step, launch: Launch, widths: Dict[str, int], styl
         lines.append("step %d: %s: %s arrived (the last at %s; initialised at %s)"
                      % (k, step.start, tlist(arrived), short_site(last["site"]), short_site(last["init"])))
         return lines
-    lines.append(interval_title(k, step))
+    title = interval_title(k, step)
+    lines += wrap(title, 0) if width else [title]  # the page's title is one line; it wraps it itself
     # Global memory, shortened: one line per array and direction.
     glob = {}  # type: Dict[Tuple[str, str], List[Access]]
     for a in step.accesses:

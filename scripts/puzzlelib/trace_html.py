@@ -241,10 +241,10 @@ def grid_svg(launch: Launch) -> str:
             y1 = lay.y(a["row1"]) - 1
             c0 = c1 = (y0 + y1) / 2
         colour = thread_colour(a["thread"])
-        parts.append('<path class="arrow%s" data-step="%d" data-row0="%d" data-thread="%d" '
+        parts.append('<path class="arrow%s" data-step="%d" data-thread="%d" data-row0="%d" '
                      'd="M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f" style="stroke:%s" marker-end="url(#head-%s)">'
                      '<title>%s: %s[%d] \u2192 %s[%d]</title></path>'
-                     % (" hazard" if a["hazard"] else "", a["row1"], a["row0"], a["thread"], x0, y0, x0, c0, x1, c1,
+                     % (" hazard" if a["hazard"] else "", a["row1"], a["thread"], a["row0"], x0, y0, x0, c0, x1, c1,
                         x1, y1, colour, id(launch), tname(a["thread"]), esc(a["src"][0]), a["src"][1],
                         esc(a["dst"][0]), a["dst"][1]))
     parts.append("</svg>")
