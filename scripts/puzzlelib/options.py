@@ -68,7 +68,8 @@ def parse(args: List[str], spec: Dict[str, Optional[type]], allow_unknown_flags:
             except ValueError:
                 raise UsageError("%s: invalid value %r" % (name, value))
             continue
-        if allow_unknown_flags and arg.startswith("--") and not eq:
+        # `-simple` too: a variant flag with one dash, answered with the right spelling later
+        if allow_unknown_flags and (arg.startswith("--") or len(arg) > 2) and not eq:
             p.unknown_flags.append(arg)
             continue
         raise UsageError(unknown_flag_message(arg, list(spec)))
