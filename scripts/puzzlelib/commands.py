@@ -6,7 +6,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from . import build as bld
 from .common import (PROG, BuildError, UsageError, build_dir, fmt_seconds, mark, out, quote_cmd,
@@ -245,8 +245,11 @@ def cmd_check(root: Path, args: List[str]) -> int:
     started = time.monotonic()
     results = []  # type: List[VariantResult]
     build_failed = False
+    tested: Dict[str, Optional[str]] = {}  # each source built, and its hash when it was built
     for puzzle in req.selected:
         variants = req.variants or list(puzzle.variants.values())
+        if not req.binary:
+            tested[puzzle.source(solution)] = file_hash(root / puzzle.source(solution))
         if req.binary:
             binary, backend, note = Path(req.binary), (requested if requested in ("cpu", "gpu") else "cpu"), ""
         else:
@@ -275,6 +278,10 @@ def cmd_check(root: Path, args: List[str]) -> int:
     out(table(rows, header=(tr("variant"), tr("verdict"), tr("cases"), tr("seconds"), tr("reason"))))
     passed = sum(1 for r in results if r.verdict == PASS)
     out(tr("%d of %d variants passed, total %s (seed %d)") % (passed, len(results), fmt_seconds(total), seed))
+    for path, digest in tested.items():
+        if file_hash(root / path) != digest:  # saved while the cases ran: say which version was judged
+            out(tr("note: %s changed while this ran: the verdicts above are for the version built at the start "
+                   "(sha256 %s), not for the file as it is now. Run the command again.") % (path, (digest or "?")[:12]))
     if build_failed or any(r.verdict == "usage" for r in results):
         return 2
     return 0 if passed == len(results) else 1

@@ -98,9 +98,6 @@ KO = {
     "names the bad access.":
         "프로그램이 비정상 종료했습니다. 대개 범위를 벗어난 접근(out-of-bounds) 때문입니다. CPU simulator"
         "(--backend cpu)는 보통 문제의 접근을 짚어 줍니다.",
-    "Every thread writes the same element of the output: let one thread write it (`if (tid == 0)`) once the "
-    "value is complete.":
-        "모든 thread가 출력의 같은 원소에 씁니다. 값이 완성된 뒤 한 thread만 쓰게 하세요(`if (tid == 0)`).",
     # ---- check ---------------------------------------------------------------------------------
     "seed: %d (replay with --seed %d)": "seed: %d (같은 case를 다시 돌리려면 --seed %d)",
     "checking %s: %d cases": "%s 검사 중: case %d개",

@@ -38,6 +38,11 @@ int main(int argc, char** argv) {
     fprintf(f, "[\"%s\", %d, %d]\n", variant, n, tpb);
     fclose(f);
   }
+  if (const char* touch = getenv("TOY_TOUCH")) {  // the learner saves the file while the cases run
+    FILE* f = fopen(touch, "a");
+    fputs("// saved again\n", f);
+    fclose(f);
+  }
   long long got = total(n), want = (long long)n * (n + 1) / 2;
   printf("out:      %lld\nexpected: %lld\n", got, want);
   printf("RESULT {\"verdict\": \"%s\", \"variant\": \"%s\", \"n\": %d, \"tpb\": %d, \"seed\": %ld, \"mismatches\": %d}\n",
@@ -120,3 +125,19 @@ def test_the_status_is_remembered_until_the_file_changes(cli, toy):
 
     (root / "puzzles" / "p99" / "p99.cu").write_text(MID_SIZE_BUG)
     assert statuses(cli("list", "--backend", "cpu", root=root, env=env).stdout) == first
+
+
+def test_a_file_saved_during_the_run_is_named_and_not_remembered(cli, toy):
+    root, env, log = toy
+    source = root / "puzzles" / "p99" / "p99.cu"
+    saving = dict(env, TOY_TOUCH=str(source))
+    r = cli("check", "p99", "--simple", "--quick", "--backend", "cpu", root=root, env=saving)
+    assert "note: puzzles/p99/p99.cu changed while this ran: the verdicts above are for the version built at " \
+           "the start (sha256 " in r.stdout, r.stdout
+    r = cli("list", "--backend", "cpu", root=root, env=saving)
+    assert "note: puzzles/p99/p99.cu changed while this ran" in r.stdout, r.stdout
+    ran = len(read_log(log))
+    cli("list", "--backend", "cpu", root=root, env=env)
+    assert len(read_log(log)) > ran  # the status measured on the old version was not kept
+    r = cli("check", "p99", "--simple", "--quick", "--backend", "cpu", root=root, env=env)
+    assert "changed while this ran" not in r.stdout
