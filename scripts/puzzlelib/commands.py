@@ -171,6 +171,7 @@ class VariantResult:
         self.cases_run = cases_run
         self.cases_total = cases_total
         self.seconds = seconds
+        self.case = None  # the failing case, [n, tpb, reason in English], for list's status
 
 
 def _progress(label: str, i: int, total: int, n: int, tpb: int, since: Optional[float] = None) -> None:
@@ -224,8 +225,10 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
     if hint:
         out("    " + hint)
     verdict = "usage" if outcome.kind == USAGE else kind
-    return VariantResult(variant, verdict, ran, len(cases), seconds,
-                         "%s (n=%d tpb=%d seed=%d)" % (tr_reason(reason), n, tpb, input_seed))
+    result = VariantResult(variant, verdict, ran, len(cases), seconds,
+                           "%s (n=%d tpb=%d seed=%d)" % (tr_reason(reason), n, tpb, input_seed))
+    result.case = [n, tpb, reason]
+    return result
 
 
 def cmd_check(root: Path, args: List[str]) -> int:
@@ -271,6 +274,8 @@ def cmd_check(root: Path, args: List[str]) -> int:
         flags = _run_flags(solution, backend, req.binary)
         for v in variants:
             results.append(check_variant(root, v, binary, backend, seed, quick, timeout, flags))
+        if not req.binary and not solution and not quick:
+            remember_check(root, puzzle, backend, tested[puzzle.source(solution)], results[-len(variants):])
 
     total = time.monotonic() - started
     out("")
@@ -285,6 +290,18 @@ def cmd_check(root: Path, args: List[str]) -> int:
     if build_failed or any(r.verdict == "usage" for r in results):
         return 2
     return 0 if passed == len(results) else 1
+
+
+def remember_check(root: Path, puzzle: Puzzle, backend: str, source_hash: Optional[str],
+                   results: List[VariantResult]) -> None:
+    """A full check's verdicts, for `list`: it never calls solved a file this check rejected."""
+    if not source_hash or file_hash(root / puzzle.source(False)) != source_hash:
+        return  # the file changed during the run: the verdicts are not this file's
+    cache = StatusCache(build_dir(root))
+    for r in results:
+        if r.verdict in (PASS, "fail", "race", ERROR):
+            cache.record_check(r.variant.label, source_hash, backend, None if r.verdict == PASS else r.case)
+    cache.save()
 
 
 def cases_cell(r: VariantResult) -> str:
@@ -378,7 +395,8 @@ def cmd_list(root: Path, args: List[str]) -> int:
     out("")
     if with_status:
         out(tr("status: the verdict of `%s check pNN --VARIANT --quick --seed %d` on your file (remembered until the "
-               "file changes); `check pNN` tests every size.") % (PROG, STATUS_SEED))
+               "file changes), or the case a full `check` of this very file failed at; `check pNN` tests every "
+               "size.") % (PROG, STATUS_SEED))
     for path, digest in changed:
         out(tr("note: %s changed while this ran: the verdicts above are for the version built at the start "
                "(sha256 %s), not for the file as it is now. Run the command again.") % (path, (digest or "?")[:12]))

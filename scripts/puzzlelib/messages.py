@@ -126,6 +126,7 @@ KO = {
     "solved": "해결",
     "not yet (n=%d tpb=%d: %s)": "아직 (n=%d tpb=%d: %s)",
     "does not run": "실행 안 됨",
+    "not yet (check failed at %s)": "아직 (check 실패: %s)",
     "puzzle": "puzzle",
     "title": "제목",
     "status": "상태",
@@ -135,9 +136,10 @@ KO = {
     "Run one: %s run pNN --VARIANT    Test many sizes: %s check pNN":
         "하나 실행: %s run pNN --VARIANT    여러 크기로 시험: %s check pNN",
     "status: the verdict of `%s check pNN --VARIANT --quick --seed %d` on your file (remembered until the file "
-    "changes); `check pNN` tests every size.":
+    "changes), or the case a full `check` of this very file failed at; `check pNN` tests every size.":
         "상태: 여러분의 파일에 대한 `%s check pNN --VARIANT --quick --seed %d`의 판정입니다 (파일이 바뀔 때까지 "
-        "기억합니다). 모든 크기는 `check pNN`으로 시험하세요.",
+        "기억합니다). 바로 이 파일을 전체 `check`가 실패시켰다면 그 case를 보여 줍니다. 모든 크기는 "
+        "`check pNN`으로 시험하세요.",
     # ---- verdict words -------------------------------------------------------------------------
     "pass": "통과",
     "fail": "오답",

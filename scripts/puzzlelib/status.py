@@ -5,6 +5,10 @@ the same status, and it is the verdict that `check pNN --VARIANT --quick --seed 
 cached in the build folder (list-status.json), keyed by the file's content hash, the binary's
 hash and the cases: a second `list` of an unchanged file runs nothing, and any edit of the file
 (or a rebuild, or a changed puzzle.json) runs the cases again.
+
+A full `check` (not --quick) records its verdict for the file's content hash in the same cache: a
+file that passes the quick cases but that `check` failed at a larger size is `not yet`, with that
+case, so `list` never calls solved what `check` rejected.
 """
 
 from __future__ import annotations
@@ -61,7 +65,22 @@ class StatusCache:
         return None
 
     def put(self, label: str, key: str, status: str) -> None:
-        self.entries[label] = {"key": key, "status": status}
+        self.entries[label] = {"key": key, "status": status, "checked": self.entries.get(label, {}).get("checked")}
+
+    def record_check(self, label: str, source_hash: str, backend: str, failed_case: Optional[list]) -> None:
+        """A full check's verdict on this content of the file: None when it passed, else the failing
+        case, [n, tpb, reason in English]."""
+        entry = self.entries.setdefault(label, {})
+        entry["checked"] = {"source": source_hash, "backend": backend, "failed": failed_case}
+
+    def check_failure(self, label: str, source_hash: str, backend: str) -> Optional[str]:
+        """`n=99 tpb=100: wrong answer`: the case at which a full check of this very file failed, if one did."""
+        checked = (self.entries.get(label) or {}).get("checked")
+        if isinstance(checked, dict) and checked.get("source") == source_hash and checked.get("backend") == backend:
+            failed = checked.get("failed")
+            if isinstance(failed, list) and len(failed) == 3:
+                return "n=%s tpb=%s: %s" % (failed[0], failed[1], tr_reason(str(failed[2])))
+        return None
 
     def save(self) -> None:
         """Written whole and renamed into place, so that two `list` at once never read half a file."""
@@ -98,11 +117,11 @@ def variant_status(variant, binary: Path, backend: str, source_hash: Optional[st
     """(status, from the cache)."""
     cases = status_cases(variant, backend)
     key = cache_key(source_hash, binary_hash, backend, cases) if source_hash and binary_hash else None
-    if key is not None:
-        cached = cache.get(variant.label, key)
-        if cached is not None:
-            return cached, True
-    status = run_status(variant, binary, cases, timeout)
-    if key is not None:
+    cached = cache.get(variant.label, key) if key is not None else None
+    status = cached if cached is not None else run_status(variant, binary, cases, timeout)
+    if key is not None and cached is None:
         cache.put(variant.label, key, status)
-    return status, False
+    failed = cache.check_failure(variant.label, source_hash, backend) if source_hash else None
+    if status == tr("solved") and failed:
+        status = tr("not yet (check failed at %s)") % failed
+    return status, cached is not None

@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
 MID_SIZE_BUG = "long long total(int n) { long long s = 0; for (int i = 1; i <= n; ++i) s += i; " \
                "return n >= 20 && n < 32 ? s - 1 : s; }\n"
 RIGHT = "long long total(int n) { return (long long)n * (n + 1) / 2; }\n"
+# Right up to n = 59: the quick cases (block sizes 8 and 32) pass; the full check (block size 100) fails.
+LARGE_SIZE_BUG = "long long total(int n) { return (long long)n * (n + 1) / 2 - (n >= 60); }\n"
 
 
 @pytest.fixture
@@ -141,3 +143,16 @@ def test_a_file_saved_during_the_run_is_named_and_not_remembered(cli, toy):
     assert len(read_log(log)) > ran  # the status measured on the old version was not kept
     r = cli("check", "p99", "--simple", "--quick", "--backend", "cpu", root=root, env=env)
     assert "changed while this ran" not in r.stdout
+
+
+def test_list_never_calls_solved_what_a_full_check_of_the_same_file_rejected(cli, toy):
+    root, env, log = toy
+    (root / "puzzles" / "p99" / "p99.cu").write_text(LARGE_SIZE_BUG)
+    assert statuses(cli("list", "--backend", "cpu", root=root, env=env).stdout)["--simple"] == "solved"
+    r = cli("check", "p99", "--simple", "--seed", "1", "--backend", "cpu", root=root, env=env)
+    assert r.returncode == 1 and "n=99 tpb=100" in r.stdout, r.stdout
+    for _ in range(3):
+        shown = statuses(cli("list", "--backend", "cpu", root=root, env=env).stdout)
+        assert shown["--simple"] == "not yet (check failed at n=99 tpb=100: wrong answer)", shown
+    (root / "puzzles" / "p99" / "p99.cu").write_text(LARGE_SIZE_BUG + "// edited\n")  # another file: unknown
+    assert statuses(cli("list", "--backend", "cpu", root=root, env=env).stdout)["--simple"] == "solved"
