@@ -171,3 +171,17 @@ def test_the_page_reflows_at_500_px(tmp_path):
     assert probe["page_width"] <= 500, probe  # nothing but the grid (which scrolls) is wider than the window
     # One entry a line: a narrow panel wraps between entries, never inside one.
     assert all(len(re.findall(r"T\S+ (?:reads|writes|updates)", l)) <= 1 for l in probe["detail"].splitlines())
+
+
+def test_the_trace_and_its_page_in_korean(tmp_path):
+    page = tmp_path / "trace.html"
+    rc, lines = trace("p14", "--simple", "--binary", planted("p14_simple_barriers_in_offset_if"), "--html", page,
+                      "--lang", "ko")
+    assert rc == 1, "\n".join(lines)
+    assert lines[0].startswith("p14 --simple의 trace (")
+    assert any(re.match(r"^step 1: kernel 시작부터 \S+\.cu:\d+까지$", l) for l in lines), "\n".join(lines)
+    assert "launch가 멈췄을 때 thread들의 위치:" in lines and "  T₀: 이미 return함" in lines
+    text = page.read_text(encoding="utf-8")
+    assert '<html lang="ko">' in text
+    assert ">시작</button>" in text and ">끝</button>" in text and "hazard(Race Condition)" in text
+    assert "T₁…T₇: " in re.search(r'<pre class="red stop">(.*?)</pre>', text, re.S).group(1)
