@@ -156,3 +156,21 @@ def test_list_never_calls_solved_what_a_full_check_of_the_same_file_rejected(cli
         assert shown["--simple"] == "not yet (check failed at n=99 tpb=100: wrong answer)", shown
     (root / "puzzles" / "p99" / "p99.cu").write_text(LARGE_SIZE_BUG + "// edited\n")  # another file: unknown
     assert statuses(cli("list", "--backend", "cpu", root=root, env=env).stdout)["--simple"] == "solved"
+
+
+def test_the_summary_column_is_cut_to_the_terminal_width(monkeypatch):
+    import os as _os
+
+    from puzzlelib import commands
+
+    monkeypatch.setattr(commands, "stdout_is_tty", lambda: True)
+    monkeypatch.setattr(commands.shutil, "get_terminal_size", lambda fallback: _os.terminal_size((80, 24)))
+    header = ["puzzle", "title", "variant", "status", "summary"]
+    rows = [["p14", "Prefix sum (scan)", "--simple", "solved", ""]]
+    width = commands.summary_width(rows, header)
+    line = commands.table([r[:-1] + [commands.cut("Kogge-Stone inclusive scan in one block: " * 3, width)]
+                           for r in rows], header=header)
+    assert all(len(l) <= 80 for l in line.splitlines()), line
+    assert line.splitlines()[1].endswith("\u2026")
+    monkeypatch.setattr(commands, "stdout_is_tty", lambda: False)
+    assert commands.summary_width(rows, header) is None  # a pipe or a file keeps the whole summary
