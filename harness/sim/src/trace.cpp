@@ -56,6 +56,7 @@ struct TraceState {
   std::vector<Ev> evs;
   long pending = -1;        // index in evs of the access whose written value is not read yet
   size_t written = 0;       // evs[0, written) are in the file
+  size_t count = 0;         // events of the block so far, written or not
   bool truncated = false;
   std::set<uint32_t> pcs;
   std::vector<std::string> deferred;  // findings about the access being handled (Tracer::hazard)
@@ -108,31 +109,37 @@ void settle() {
 
 bool tracing(const Worker& w) { return g_trace_on && g_tr.w == &w; }
 
-// `after_store`: the event comes from a later hook, so the pending access's store has completed.
-// A hazard or an uninitialized read is reported inside the hook of the access it concerns,
-// before that access's own store: reading back then would record the old value.
 void write_line(const std::string& s) {
   OwnCalls own;  // may run on a simulated thread (an error inside the block)
   std::fputs(s.c_str(), g_tr.f);
   std::fputc('\n', g_tr.f);
 }
 
-// Writes the complete events in order, up to the first one still open.
+// Writes the complete events in order, up to the first one still open; once all are written,
+// none is kept (a block that spins makes many).
 void write_complete() {
   size_t from = g_tr.written;
   while (g_tr.written < g_tr.evs.size() && !g_tr.evs[g_tr.written].open) write_line(g_tr.evs[g_tr.written++].text);
   if (g_tr.written == from) return;
+  if (g_tr.written == g_tr.evs.size()) {
+    g_tr.evs.clear();
+    g_tr.written = 0;
+  }
   OwnCalls own;
   std::fflush(g_tr.f);
 }
 
+// `after_store`: the event comes from a later hook, so the pending access's store has completed.
+// A hazard or an uninitialized read is reported inside the hook of the access it concerns,
+// before that access's own store: reading back then would record the old value.
 // `store_addr`, `store_size`: the event is a store whose written bytes are read back at the next event.
 void add(std::string text, bool after_store = true, uintptr_t store_addr = 0, size_t store_size = 0) {
   if (after_store) settle();
-  if (g_tr.evs.size() >= kMaxEvents) {
+  if (g_tr.count >= kMaxEvents) {
     g_tr.truncated = true;
     return;
   }
+  ++g_tr.count;
   g_tr.evs.push_back(Ev{std::move(text), store_addr, store_size, store_size != 0});
   if (store_size) g_tr.pending = long(g_tr.evs.size() - 1);
   write_complete();
@@ -194,6 +201,7 @@ void Tracer::block_begin(Worker& w, unsigned) {
   g_tr.w = &w;
   g_tr.evs.clear();
   g_tr.written = 0;
+  g_tr.count = 0;
   g_tr.pending = -1;
   g_tr.truncated = false;
   const dim3 b = w.block.bdim;
