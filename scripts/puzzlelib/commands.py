@@ -21,7 +21,7 @@ from .request import Verb, parse_request, pick
 from .status import StatusCache, file_hash, variant_status
 
 RUN_HELP = """\
-usage: {prog} run pNN --VARIANT [--solution] [--backend auto|cpu|gpu] [--seed S]
+usage: {prog} run pNN --VARIANT [--solution] [--backend auto|cpu|gpu] [--seed S] [--lang en|ko]
 
 Build a puzzle and run one variant on its small show input: prints the input, your output
 and the expected output, then a verdict.
@@ -31,10 +31,12 @@ and the expected output, then a verdict.
   --backend B        auto (default: GPU if there is one), cpu (the simulator) or gpu
   --seed S           run one random size instead of the show input (reproducible with S)
   --n N, --tpb T     run this size / block size instead of the show input
+  --lang en|ko       messages in English (the default) or Korean; PUZZLE_LANG=ko or a Korean locale
+                     does the same
 """
 
 CHECK_HELP = """\
-usage: {prog} check [pNN [--VARIANT ...]] [--solution] [--backend auto|cpu|gpu] [--seed S] [--quick]
+usage: {prog} check [pNN [--VARIANT ...]] [--solution] [--backend auto|cpu|gpu] [--seed S] [--quick] [--lang L]
 
 Test variants on many sizes (every block size the puzzle lists, edge sizes around it, a random
 size and a large one). Without a puzzle: every puzzle; without a variant: every variant.
@@ -46,6 +48,8 @@ size and a large one). Without a puzzle: every puzzle; without a variant: every 
                      `grade --seed S` runs, in the same order, with the same inputs (grade adds
                      time and memory limits); --quick runs the first of them only
   --quick            only the first two block sizes and no large size
+  --lang en|ko       messages in English (the default) or Korean; PUZZLE_LANG=ko or a Korean locale
+                     does the same
 """
 
 LIST_HELP = """\
@@ -57,6 +61,8 @@ variant, the verdict of `{prog} check pNN --VARIANT --quick --seed {seed}` on th
 The cases are the same on every call, and the status is remembered until the file changes.
 
   --no-status        skip building and checking
+  --lang en|ko       messages in English (the default) or Korean; PUZZLE_LANG=ko or a Korean locale
+                     does the same
 """
 
 RUN = Verb("run", pick("--solution", "--backend", "--seed", "--n", "--tpb", "--binary"), RUN_HELP,
