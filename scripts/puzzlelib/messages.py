@@ -61,7 +61,6 @@ def tr(text: str) -> str:
 
 KO = {
     # ---- run -----------------------------------------------------------------------------------
-    "Puzzle %s: %s": "Puzzle %s: %s",
     "source: %s": "source: %s",
     "%s %s passed": "%s %s 통과",
     "%s %s failed: %s": "%s %s 실패: %s",
@@ -199,7 +198,6 @@ KO = {
     "step %d: from the kernel's start, until %s": "step %d: kernel 시작부터 %s까지",
     "step %d: after %s, until %s": "step %d: %s 다음부터 %s까지",
     "the end of the kernel": "kernel 끝",
-    "the error below": "아래 오류",
     "the stop below": "아래에서 멈춘 곳",
     "  idle: %s": "  쉼: %s",
     "the launch stopped: %s": "launch가 멈춤: %s",
