@@ -1,7 +1,7 @@
 """The sizes and input seeds every command runs a variant on, in one place.
 
 `check` and `grade` run the same cases in the same order with the same inputs (so that a graded
-failure replays with `check --seed S`); `list` runs the show input and two random sizes; `run` and
+failure replays with `check --seed S`); `list` runs the cases of `check --quick --seed 1`; `run` and
 `trace` run the show input or one size the learner names.
 """
 
@@ -52,15 +52,14 @@ def seeded_cases(variant, backend: str, seed: int, quick: bool = False) -> List[
             for i, (n, tpb) in enumerate(sweep(variant, backend, seed, quick))]
 
 
-def status_runs(variant, rng: random.Random) -> List[List[str]]:
-    """The driver arguments of `list`'s quick status: the show input and two random sizes."""
-    n, tpb = variant.show_case()
-    runs = [["--show", "--n", str(n), "--tpb", str(tpb)]]
-    for _ in range(2):
-        tpb = rng.choice(variant.tpb)
-        n = variant.random_n(tpb, rng)
-        runs.append(["--n", str(n), "--tpb", str(tpb), "--seed", str(rng.randint(1, 99999))])
-    return runs
+# `list`'s status is `check --quick --seed STATUS_SEED`: the same cases on every call, so the
+# same file always gets the same status, and the learner can replay it with that command.
+STATUS_SEED = 1
+
+
+def status_cases(variant, backend: str) -> List[Tuple[int, int, int]]:
+    """(n, tpb, input seed) of `list`'s status: the cases of `check --quick --seed STATUS_SEED`."""
+    return seeded_cases(variant, backend, STATUS_SEED, quick=True)
 
 
 def random_case(variant, seed: int, n: Optional[int], tpb: Optional[int]) -> Tuple[int, int]:

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-import random
+import shutil
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from . import build as bld
 from .common import (PROG, BuildError, UsageError, build_dir, fmt_seconds, mark, out, quote_cmd,
                      rel, run_timeout, stdout_is_tty, table)
-from .cases import random_case, seeded_cases, status_runs
+from .cases import STATUS_SEED, random_case, seeded_cases
 from .driver import ERROR, PASS, USAGE, Outcome, relevant_lines, run_driver
 from .explain import explain, simulator_reason
+from .messages import activate, driver_line, tr, tr_reason
 from .options import backend_choice, parse
 from .puzzles import Puzzle, Variant, discover
 from .request import Verb, parse_request, pick
+from .status import StatusCache, file_hash, variant_status
 
 RUN_HELP = """\
-usage: {prog} run pNN --VARIANT [--solution] [--backend auto|cpu|gpu] [--seed S]
+usage: {prog} run pNN --VARIANT [--solution] [--backend auto|cpu|gpu] [--seed S] [--lang en|ko]
 
 Build a puzzle and run one variant on its small show input: prints the input, your output
 and the expected output, then a verdict.
@@ -29,10 +31,12 @@ and the expected output, then a verdict.
   --backend B        auto (default: GPU if there is one), cpu (the simulator) or gpu
   --seed S           run one random size instead of the show input (reproducible with S)
   --n N, --tpb T     run this size / block size instead of the show input
+  --lang en|ko       messages in English (the default) or Korean; PUZZLE_LANG=ko or a Korean locale
+                     does the same
 """
 
 CHECK_HELP = """\
-usage: {prog} check [pNN [--VARIANT ...]] [--solution] [--backend auto|cpu|gpu] [--seed S] [--quick]
+usage: {prog} check [pNN [--VARIANT ...]] [--solution] [--backend auto|cpu|gpu] [--seed S] [--quick] [--lang L]
 
 Test variants on many sizes (every block size the puzzle lists, edge sizes around it, a random
 size and a large one). Without a puzzle: every puzzle; without a variant: every variant.
@@ -44,16 +48,21 @@ size and a large one). Without a puzzle: every puzzle; without a variant: every 
                      `grade --seed S` runs, in the same order, with the same inputs (grade adds
                      time and memory limits); --quick runs the first of them only
   --quick            only the first two block sizes and no large size
+  --lang en|ko       messages in English (the default) or Korean; PUZZLE_LANG=ko or a Korean locale
+                     does the same
 """
 
 LIST_HELP = """\
-usage: {prog} list [--no-status] [--backend auto|cpu|gpu]
+usage: {prog} list [--no-status] [--backend auto|cpu|gpu] [--lang en|ko]
 
-List the puzzles and their variants. The status column builds your files and runs a quick
-check of each variant (the show input and two random sizes) on the CPU simulator
-(--backend changes that): solved, not yet, or does not build.
+List the puzzles and their variants. The status column builds your files and gives, for each
+variant, the verdict of `{prog} check pNN --VARIANT --quick --seed {seed}` on the CPU simulator
+(--backend changes that): solved, not yet (with the first case that fails), or does not build.
+The cases are the same on every call, and the status is remembered until the file changes.
 
   --no-status        skip building and checking
+  --lang en|ko       messages in English (the default) or Korean; PUZZLE_LANG=ko or a Korean locale
+                     does the same
 """
 
 RUN = Verb("run", pick("--solution", "--backend", "--seed", "--n", "--tpb", "--binary"), RUN_HELP,
@@ -80,15 +89,15 @@ CRASH_HINT = ("The program crashed, often from an out-of-bounds access. "
 
 def _hint_for(outcome: Outcome) -> str:
     if outcome.reason == "wrong answer" and not any(l.lstrip().startswith("out:") for l in outcome.lines):
-        return HINTS["wrong answer (no arrays)"]  # never point at lines that are not there
+        return tr(HINTS["wrong answer (no arrays)"])  # never point at lines that are not there
     if outcome.reason.startswith("race: unsynchronized accesses"):
-        return ("Two threads accessed the same memory, at least one of them writing, with no barrier (or other "
-                "synchronization) between them: the report above names both lines. The answer may have come out "
-                "right this time; on a GPU it would not always.")
+        return tr("Two threads accessed the same memory, at least one of them writing, with no barrier (or other "
+                  "synchronization) between them: the report above names both lines. The answer may have come out "
+                  "right this time; on a GPU it would not always.")
     if outcome.reason in HINTS:
-        return HINTS[outcome.reason].format(timeout=run_timeout())
+        return tr(HINTS[outcome.reason]).format(timeout=run_timeout())
     if outcome.reason.startswith("crashed"):
-        return CRASH_HINT
+        return tr(CRASH_HINT)
     return ""
 
 
@@ -103,6 +112,7 @@ def _run_flags(solution: bool, backend: str, binary: Optional[str]) -> List[str]
 # --------------------------------------------------------------------------------------- run
 
 def cmd_run(root: Path, args: List[str]) -> int:
+    activate()
     req = parse_request(root, args, RUN)
     if req is None:
         return 0
@@ -115,13 +125,13 @@ def cmd_run(root: Path, args: List[str]) -> int:
         out("binary: %s" % rel(binary, root))
         note = ""
     else:
-        out("source: %s" % puzzle.source(solution))
+        out(tr("source: %s") % puzzle.source(solution))
         try:
             _, binary, note = bld.build_for_backend(root, build_dir(root), puzzle, solution, req.backend)
         except BuildError:
             return 2
     if note and note != "no GPU found":  # the driver names the backend; say why a present GPU is not used
-        out("note: %s, so this runs on the CPU simulator" % note)
+        out(tr("note: %s, so this runs on the CPU simulator") % note)
 
     cmd = [str(binary), "--variant", variant.name]
     if req.seed_given() or req.n or req.tpb:
@@ -133,23 +143,23 @@ def cmd_run(root: Path, args: List[str]) -> int:
         n, tpb = variant.show_case()
         cmd += ["--show", "--n", str(n), "--tpb", str(tpb)]
     out("")
-    outcome = run_driver(cmd, timeout, on_line=out)
+    outcome = run_driver(cmd, timeout, on_line=lambda line: out(driver_line(line)))
     out("")
     if outcome.kind == USAGE:
         out("%s %s failed: %s (%s)" % (mark(False), variant.label, outcome.reason, quote_cmd(cmd)))
-        out("This is a problem with the puzzle setup, not with your code: the build may be out of date.")
+        out(tr("This is a problem with the puzzle setup, not with your code: the build may be out of date."))
         return 2
     if outcome.passed:
-        out("%s %s passed" % (mark(True), variant.label))
+        out(tr("%s %s passed") % (mark(True), variant.label))
         extra = " --solution" if solution else ""
-        out("Run `%s check %s %s%s` to test many sizes." % (PROG, puzzle.name, variant.flag, extra))
+        out(tr("Run `%s check %s %s%s` to test many sizes.") % (PROG, puzzle.name, variant.flag, extra))
         return 0
     reason = outcome.reason
     if reason == "kernel error":
         named = simulator_reason(outcome)
         if named:
             reason = "kernel error: " + named if not named.startswith("kernel error") else named
-    out("%s %s failed: %s" % (mark(False), variant.label, reason))
+    out(tr("%s %s failed: %s") % (mark(False), variant.label, tr_reason(reason)))
     hint = _hint_for(outcome)
     if hint:
         out(hint)
@@ -167,6 +177,7 @@ class VariantResult:
         self.cases_run = cases_run
         self.cases_total = cases_total
         self.seconds = seconds
+        self.case = None  # the failing case, [n, tpb, reason in English], for list's status
 
 
 def _progress(label: str, i: int, total: int, n: int, tpb: int, since: Optional[float] = None) -> None:
@@ -187,7 +198,7 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
     """Run the variant's sweep until its first failing case; print the verdict."""
     cases = seeded_cases(variant, backend, seed, quick)
     if not stdout_is_tty():
-        out("checking %s: %d cases" % (variant.label, len(cases)))
+        out(tr("checking %s: %d cases") % (variant.label, len(cases)))
     start = time.monotonic()
     failure = None
     ran = 0
@@ -203,28 +214,31 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
     seconds = time.monotonic() - start
     _clear_progress()
     if failure is None:
-        out("%s %s: pass (%d cases, %s)" % (mark(True), variant.label, len(cases), fmt_seconds(seconds)))
+        out(tr("%s %s: pass (%d cases, %s)") % (mark(True), variant.label, len(cases), fmt_seconds(seconds)))
         return VariantResult(variant, PASS, ran, len(cases), seconds)
     i, n, tpb, input_seed, outcome = failure
     kind = ERROR if outcome.kind == USAGE else outcome.kind
     # For errors, name what happened: a crash, a deadlock, an endless loop, a time-out ...
     reason = explain(outcome) if outcome.kind == ERROR else outcome.detail
-    out("%s %s: %s (%s), failed at case %d of %d: n=%d tpb=%d seed=%d"
-        % (mark(False), variant.label, kind, reason, i + 1, len(cases), n, tpb, input_seed))
+    out(tr("%s %s: %s (%s), failed at case %d of %d: n=%d tpb=%d seed=%d")
+        % (mark(False), variant.label, tr(kind), tr_reason(reason), i + 1, len(cases), n, tpb, input_seed))
     replay = [PROG, "run", variant.puzzle, variant.flag, "--n", str(n), "--tpb", str(tpb),
               "--seed", str(input_seed)] + replay_flags
-    out("    replay: %s" % " ".join(replay))
+    out(tr("    replay: %s") % " ".join(replay))
     for line in relevant_lines(outcome.lines):
-        out("    | " + line)
+        out("    | " + driver_line(line))
     hint = _hint_for(outcome)
     if hint:
         out("    " + hint)
     verdict = "usage" if outcome.kind == USAGE else kind
-    return VariantResult(variant, verdict, ran, len(cases), seconds,
-                         "%s (n=%d tpb=%d seed=%d)" % (reason, n, tpb, input_seed))
+    result = VariantResult(variant, verdict, ran, len(cases), seconds,
+                           "%s (n=%d tpb=%d seed=%d)" % (tr_reason(reason), n, tpb, input_seed))
+    result.case = [n, tpb, reason]
+    return result
 
 
 def cmd_check(root: Path, args: List[str]) -> int:
+    activate()
     req = parse_request(root, args, CHECK)
     if req is None:
         return 0
@@ -235,13 +249,16 @@ def cmd_check(root: Path, args: List[str]) -> int:
     requested = req.backend
     timeout = run_timeout()
     seed = req.seed
-    out("seed: %d (replay with --seed %d)" % (seed, seed))
+    out(tr("seed: %d (replay with --seed %d)") % (seed, seed))
 
     started = time.monotonic()
     results = []  # type: List[VariantResult]
     build_failed = False
+    tested: Dict[str, Optional[str]] = {}  # each source built, and its hash when it was built
     for puzzle in req.selected:
         variants = req.variants or list(puzzle.variants.values())
+        if not req.binary:
+            tested[puzzle.source(solution)] = file_hash(root / puzzle.source(solution))
         if req.binary:
             binary, backend, note = Path(req.binary), (requested if requested in ("cpu", "gpu") else "cpu"), ""
         else:
@@ -253,26 +270,44 @@ def cmd_check(root: Path, args: List[str]) -> int:
                 build_failed = True
                 reason = _build_error_reason(root, puzzle, solution, e.log)
                 for v in variants:
-                    out("%s %s: does not build%s" % (mark(False), v.label,
-                                                     "" if reason == "does not build" else " (%s)" % reason))
+                    out(tr("%s %s: does not build%s") % (mark(False), v.label,
+                                                     "" if reason == tr("does not build") else " (%s)" % reason))
                     results.append(VariantResult(v, ERROR, 0, 0, 0.0, reason))
                 continue
         # As in `run`: a machine without a GPU needs no note; a GPU that is not used does.
         shown_note = "" if note == "no GPU found" else note
-        out("%s: %s; backend: %s" % (puzzle.name, puzzle.title, bld.backend_label(backend, shown_note)))
+        out(tr("%s: %s; backend: %s") % (puzzle.name, puzzle.title, bld.backend_label(backend, shown_note)))
         flags = _run_flags(solution, backend, req.binary)
         for v in variants:
             results.append(check_variant(root, v, binary, backend, seed, quick, timeout, flags))
+        if not req.binary and not solution and not quick:
+            remember_check(root, puzzle, backend, tested[puzzle.source(solution)], results[-len(variants):])
 
     total = time.monotonic() - started
     out("")
-    rows = [(r.variant.label, r.verdict, cases_cell(r), "%.1f" % r.seconds, r.reason) for r in results]
-    out(table(rows, header=("variant", "verdict", "cases", "seconds", "reason")))
+    rows = [(r.variant.label, tr(r.verdict), cases_cell(r), "%.1f" % r.seconds, r.reason) for r in results]
+    out(table(rows, header=(tr("variant"), tr("verdict"), tr("cases"), tr("seconds"), tr("reason"))))
     passed = sum(1 for r in results if r.verdict == PASS)
-    out("%d of %d variants passed, total %s (seed %d)" % (passed, len(results), fmt_seconds(total), seed))
+    out(tr("%d of %d variants passed, total %s (seed %d)") % (passed, len(results), fmt_seconds(total), seed))
+    for path, digest in tested.items():
+        if file_hash(root / path) != digest:  # saved while the cases ran: say which version was judged
+            out(tr("note: %s changed while this ran: the verdicts above are for the version built at the start "
+                   "(sha256 %s), not for the file as it is now. Run the command again.") % (path, (digest or "?")[:12]))
     if build_failed or any(r.verdict == "usage" for r in results):
         return 2
     return 0 if passed == len(results) else 1
+
+
+def remember_check(root: Path, puzzle: Puzzle, backend: str, source_hash: Optional[str],
+                   results: List[VariantResult]) -> None:
+    """A full check's verdicts, for `list`: it never calls solved a file this check rejected."""
+    if not source_hash or file_hash(root / puzzle.source(False)) != source_hash:
+        return  # the file changed during the run: the verdicts are not this file's
+    cache = StatusCache(build_dir(root))
+    for r in results:
+        if r.verdict in (PASS, "fail", "race", ERROR):
+            cache.record_check(r.variant.label, source_hash, backend, None if r.verdict == PASS else r.case)
+    cache.save()
 
 
 def cases_cell(r: VariantResult) -> str:
@@ -280,58 +315,76 @@ def cases_cell(r: VariantResult) -> str:
     if not r.cases_total:
         return "-"
     if r.verdict == PASS:
-        return "%d of %d" % (r.cases_run, r.cases_total)
-    return "failed at case %d of %d" % (r.cases_run, r.cases_total)
+        return tr("%d of %d") % (r.cases_run, r.cases_total)
+    return tr("failed at case %d of %d") % (r.cases_run, r.cases_total)
 
 
 def _build_error_reason(root: Path, puzzle: Puzzle, solution: bool, log: str) -> str:
     """'compile error at puzzles/p14/p14.cu:12' from the failed build's output, when it names one."""
     if not log:
-        return "does not build"  # no compile step ran (e.g. the target is missing)
+        return tr("does not build")  # no compile step ran (e.g. the target is missing)
     where = bld.first_error_location(log, root, puzzle.source(solution))
-    return "compile error at %s" % where if where else "compile error"
+    return tr("compile error at %s") % where if where else tr("compile error")
 
 
 # -------------------------------------------------------------------------------------- list
 
-def variant_status(variant: Variant, binary: Path, timeout: float, rng: random.Random) -> str:
-    """solved / not yet, from the show case and two random sizes."""
-    for extra in status_runs(variant, rng):
-        if not run_driver([str(binary), "--variant", variant.name] + extra, timeout).passed:
-            return "not yet"
-    return "solved"
+def summary_width(rows: List[List[str]], header: List[str]) -> Optional[int]:
+    """How many characters the last column (the summary) may take on this terminal, or None
+    when output is not a terminal (a pipe or a file keeps the whole text)."""
+    if not stdout_is_tty():
+        return None
+    columns = shutil.get_terminal_size((100, 24)).columns
+    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header) - 1)]
+    return max(20, columns - sum(w + 2 for w in widths) - 1)
+
+
+def cut(text: str, width: Optional[int]) -> str:
+    if width is None or len(text) <= width:
+        return text
+    return text[:width - 1].rstrip() + "\u2026"
 
 
 def cmd_list(root: Path, args: List[str]) -> int:
+    activate()
     p = parse(args, LIST_SPEC)
     if p.help:
-        out(LIST_HELP.format(prog=PROG))
+        out(LIST_HELP.format(prog=PROG, seed=STATUS_SEED))
         return 0
     if p.positionals:
         raise UsageError("list takes no arguments (got %s)" % " ".join(p.positionals))
     puzzles = discover(root)
     if not puzzles:
-        out("No puzzles found (no puzzles/p*/puzzle.json).")
+        out(tr("No puzzles found (no puzzles/p*/puzzle.json)."))
         return 0
     with_status = not p.get("--no-status")
     timeout = run_timeout()
-    rng = random.Random()
+    build = build_dir(root)
+    cache = StatusCache(build)
+    changed = []  # type: List[str]
     rows = []
     for puzzle in puzzles.values():
         statuses = {}
         if with_status:
+            source = root / puzzle.source(False)
+            before = file_hash(source)
             try:
-                backend, binary, _ = bld.build_for_backend(root, build_dir(root), puzzle, False,
+                backend, binary, _ = bld.build_for_backend(root, build, puzzle, False,
                                                            p.get("--backend", "cpu"), report=False)
             except bld.SetupError:
                 return 2
             except BuildError:
-                statuses = {name: "does not build" for name in puzzle.variants}
+                statuses = {name: tr("does not build") for name in puzzle.variants}
             else:
+                binary_hash = file_hash(binary)
                 for v in puzzle.variants.values():
-                    bld.status("checking %s ..." % v.label)
-                    statuses[v.name] = variant_status(v, binary, timeout, rng)
+                    bld.status(tr("checking %s ...") % v.label)
+                    statuses[v.name], _ = variant_status(v, binary, backend, before, binary_hash, cache, timeout)
                 bld.status("")
+                if file_hash(source) != before:
+                    changed.append((puzzle.source(False), before))
+                    for v in puzzle.variants.values():  # what was measured is not this file: forget it
+                        cache.entries.pop(v.label, None)
         first = True
         for v in puzzle.variants.values():
             row = [puzzle.name if first else "", puzzle.title if first else "", v.flag]
@@ -339,8 +392,19 @@ def cmd_list(root: Path, args: List[str]) -> int:
                 row.append(statuses[v.name])
             rows.append(row + [v.summary])
             first = False
-    header = ["puzzle", "title", "variant"] + (["status"] if with_status else []) + ["summary"]
+    if with_status:
+        cache.save()
+    header = [tr("puzzle"), tr("title"), tr("variant")] + ([tr("status")] if with_status else []) + [tr("summary")]
+    width = summary_width([r[:-1] + [""] for r in rows], header)
+    rows = [r[:-1] + [cut(r[-1], width)] for r in rows]
     out(table(rows, header=header))
     out("")
-    out("Run one: %s run pNN --VARIANT    Test many sizes: %s check pNN" % (PROG, PROG))
+    if with_status:
+        out(tr("status: the verdict of `%s check pNN --VARIANT --quick --seed %d` on your file (remembered until the "
+               "file changes), or the case a full `check` of this very file failed at; `check pNN` tests every "
+               "size.") % (PROG, STATUS_SEED))
+    for path, digest in changed:
+        out(tr("note: %s changed while this ran: the verdicts above are for the version built at the start "
+               "(sha256 %s), not for the file as it is now. Run the command again.") % (path, (digest or "?")[:12]))
+    out(tr("Run one: %s run pNN --VARIANT    Test many sizes: %s check pNN") % (PROG, PROG))
     return 0

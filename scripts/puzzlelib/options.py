@@ -6,6 +6,7 @@ import difflib
 from typing import Dict, List, Optional
 
 from .common import UsageError
+from .messages import LANGS, set_lang, tr
 
 
 class Parsed:
@@ -40,6 +41,16 @@ def parse(args: List[str], spec: Dict[str, Optional[type]], allow_unknown_flags:
             p.positionals.append(arg)
             continue
         name, eq, value = arg.partition("=")
+        if name == "--lang" and name not in spec:  # every command's: the language of its messages
+            if not eq:
+                if i >= len(args):
+                    raise UsageError("--lang needs a value: en or ko")
+                value = args[i]
+                i += 1
+            if value not in LANGS:
+                raise UsageError("--lang must be en or ko, not %r" % value)
+            set_lang(value)
+            continue
         if name in spec:
             kind = spec[name]
             if kind is None:
@@ -57,7 +68,8 @@ def parse(args: List[str], spec: Dict[str, Optional[type]], allow_unknown_flags:
             except ValueError:
                 raise UsageError("%s: invalid value %r" % (name, value))
             continue
-        if allow_unknown_flags and arg.startswith("--") and not eq:
+        # `-simple` too: a variant flag with one dash, answered with the right spelling later
+        if allow_unknown_flags and (arg.startswith("--") or len(arg) > 2) and not eq:
             p.unknown_flags.append(arg)
             continue
         raise UsageError(unknown_flag_message(arg, list(spec)))
@@ -77,11 +89,19 @@ def suggest_flag(flag: str, choices: List[str]) -> Optional[str]:
 
 
 def unknown_flag_message(flag: str, choices: List[str]) -> str:
-    msg = "unknown option %s" % flag
+    msg = tr("unknown option %s") % flag
     guess = suggest_flag(flag, choices)
     if guess:
-        msg += " (did you mean %s?)" % guess
+        msg += tr(" (did you mean %s?)") % guess
     return msg
+
+
+def bare_variant(word: str, flags: List[str]) -> Optional[str]:
+    """`simple` for `--simple`: the variant flag a positional word names without its dashes."""
+    for flag in flags:
+        if word.lstrip("-") == flag[2:]:
+            return flag
+    return None
 
 
 def positive_int(text: str) -> int:

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from .common import PROG, UsageError, out
-from .options import backend_choice, parse, positive_int, seed_int, suggest_flag
+from .messages import tr
+from .options import backend_choice, bare_variant, parse, positive_int, seed_int, suggest_flag
 from .puzzles import Puzzle, Variant, discover, find_puzzle
 
 # The options most verbs share, to build a Verb's options from: Verb(options=pick("--solution", ...)).
@@ -138,6 +139,12 @@ def parse_request(root: Path, args: List[str], verb: Verb) -> Optional[Request]:
     if p.help:
         out(verb.puzzle_usage(puzzle) + "\n" + verb.help.split("\n", 2)[2])
         return None
+    flags = [v.flag for v in puzzle.variants.values()]
+    for word in p.positionals[1:]:  # `run p14 simple`: a variant named without its dashes
+        flag = bare_variant(word, flags)
+        if flag:
+            raise UsageError(tr("%s is not an option: variant flags start with two dashes (did you mean %s?)")
+                             % (word, flag))
     variants = resolve_variants(puzzle, p.unknown_flags, verb.options, puzzles)
     if len(p.positionals) > 1:
         raise UsageError("%s takes %s puzzle, got: %s" % (
@@ -165,10 +172,10 @@ def resolve_variants(puzzle: Puzzle, flags: List[str], spec, puzzles=None) -> Li
         if v is None:
             choices = [x.flag for x in puzzle.variants.values()] + list(spec)
             guess = suggest_flag(flag, choices)
-            msg = "%s has no variant or option %s" % (puzzle.name, flag)
+            msg = tr("%s has no variant or option %s") % (puzzle.name, flag)
             others = [q.name for q in (puzzles or {}).values() if q.variant_by_flag(flag)]
             if guess:
-                msg += " (did you mean %s?)" % guess
+                msg += tr(" (did you mean %s?)") % guess
             elif others:
                 msg += " (%s is a variant of %s)" % (flag, ", ".join(others))
             msg += "\nVariants of %s (%s):\n%s" % (puzzle.name, puzzle.title, puzzle.variant_help())

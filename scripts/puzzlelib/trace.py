@@ -20,6 +20,8 @@ from . import trace_html
 from .common import PROG, BuildError, UsageError, build_dir, out, rel, run_timeout, stdout_is_tty
 from .cases import traced_case
 from .driver import parse_result_line
+from .explain import diagnosis_reason
+from .messages import activate, korean, tr
 from .options import seed_int
 from .request import Verb, parse_request, pick
 from .trace_model import Access, Launch, Step, fmt, guess_type, load, short_site, tlist, tname
@@ -30,7 +32,7 @@ MAX_CELLS = 1024
 COLLAPSE_ABOVE = 16  # more active threads than this: threads that do the same are one line
 
 TRACE_HELP = """\
-usage: {prog} trace pNN --VARIANT [--solution] [--n N --tpb T] [--blockidx B] [--html FILE]
+usage: {prog} trace pNN --VARIANT [--solution] [--n N --tpb T] [--blockidx B] [--html FILE] [--lang en|ko]
 
 Run one small case on the CPU simulator and show, for every kernel launch and every barrier
 interval of one block, what each thread read and wrote in shared memory, the shared arrays after
@@ -44,6 +46,8 @@ Warp collectives and cuda::barrier phases are steps of their own.
   --html FILE        also write the trace as one web page (a grid per launch: a row per step,
                      a column per shared cell, arrows from what each thread read to what it
                      wrote, hazards in red, a slider to step through); it needs no network
+  --lang en|ko       messages (and the page) in English (the default) or Korean; PUZZLE_LANG=ko
+                     or a Korean locale does the same
 """
 
 TRACE = Verb("trace", dict(pick("--solution", "--n", "--tpb"), **{"--blockidx": seed_int, "--binary": str, "--html": str}),
@@ -110,7 +114,20 @@ def thread_entries(accs: List[Access]) -> List[Tuple[str, bool]]:
         else:
             items.append(("%s %supdates %s: %s \u2192 %s" % (t, "atomically " if a.atomic else "", cell_name(a),
                                                              values(a.old), values(a.new)), a.hazard))
-    return items
+    return repeats(items)
+
+
+def repeats(items: List[Tuple[str, bool]]) -> List[Tuple[str, bool]]:
+    """The same access made again and again (a thread spinning on a cell) is one entry: `... \u00d7N`."""
+    out = []  # type: List[Tuple[str, bool]]
+    count = 0
+    for k, item in enumerate(items):
+        count += 1
+        if k + 1 < len(items) and items[k + 1] == item:
+            continue
+        out.append((item[0] + (" \u00d7%d" % count if count > 1 else ""), item[1]))
+        count = 0
+    return out
 
 
 def columns(items: List[str], indent: int, width: int = WIDTH) -> List[str]:
@@ -254,7 +271,9 @@ def warp_title(ev: dict) -> str:
     return "%s %s (%s at %s)" % (who, what, op, short_site(ev["site"]))
 
 
-def render_step(k: int, step: Step, launch: Launch, widths: Dict[str, int], style: Style, source: List[str]) -> List[str]:
+def render_step(k: int, step: Step, launch: Launch, widths: Dict[str, int], style: Style, source: List[str],
+                width: int = WIDTH) -> List[str]:
+    """The step's lines; `width` 0 puts one entry a line (the page, which reflows them itself)."""
     lines = []
     if step.kind == "warp":
         ev = step.warp
@@ -274,8 +293,8 @@ def render_step(k: int, step: Step, launch: Launch, widths: Dict[str, int], styl
         lines.append("step %d: %s: %s arrived (the last at %s; initialised at %s)"
                      % (k, step.start, tlist(arrived), short_site(last["site"]), short_site(last["init"])))
         return lines
-    start = "from the kernel's start" if step.start == "the kernel's start" else "after " + step.start
-    lines.append("step %d: %s, until %s" % (k, start, step.end))
+    title = interval_title(k, step)
+    lines += wrap(title, 0) if width else [title]  # the page's title is one line; it wraps it itself
     # Global memory, shortened: one line per array and direction.
     glob = {}  # type: Dict[Tuple[str, str], List[Access]]
     for a in step.accesses:
@@ -305,10 +324,10 @@ def render_step(k: int, step: Step, launch: Launch, widths: Dict[str, int], styl
         for t in sorted(by_thread):
             for text, red in thread_entries(by_thread[t]):
                 items.append(style.red(text + " !") if red else text)
-        lines += columns(items, 2)
+        lines += columns(items, 2, width)
     idle = [t for t in range(launch.threads) if t not in by_thread and not any(a.thread == t for a in step.accesses)]
     if by_thread and idle:
-        lines.append(style.dim("  idle: %s" % tlist(idle)))
+        lines.append(style.dim(tr("  idle: %s") % tlist(idle)))
     if step.cbar:
         lines.append("  %s arrive at %s (phase %d)" % (tlist([e["t"] for e in step.cbar]), step.cbar[0]["arr"],
                                                        step.cbar[0]["phase"]))
@@ -352,14 +371,21 @@ def hazard_lines(step: Step, launch: Launch, style: Style) -> List[str]:
     return lines
 
 
+def interval_title(k: int, step: Step) -> str:
+    """`step 2: after __syncthreads() at p14.cu:49, until p14.cu:53`."""
+    if step.start == "the kernel's start":
+        return tr("step %d: from the kernel's start, until %s") % (k, tr(step.end))
+    return tr("step %d: after %s, until %s") % (k, step.start, tr(step.end))
+
+
 def launch_head(n: int, total: int, launch: Launch) -> str:
-    head = "launch %d of %d: %s<<<%s, %s%s>>> at %s" % (
+    head = tr("launch %d of %d: %s<<<%s, %s%s>>> at %s") % (
         n, total, launch.kernel, launch.dims(launch.grid), launch.dims(launch.block),
         ", %d" % launch.shmem if launch.shmem else "", launch.site)
     if not launch.traced or launch.block_index is None:
         blocks = launch.grid[0] * launch.grid[1] * launch.grid[2]
-        return head + ": %d block%s, none of them the traced one" % (blocks, "" if blocks == 1 else "s")
-    return head + ", block %d (threads %s)" % (launch.block_index, tlist(list(range(launch.threads))))
+        return head + tr(": %d block%s, none of them the traced one") % (blocks, "" if blocks == 1 or korean() else "s")
+    return head + tr(", block %d (threads %s)") % (launch.block_index, tlist(list(range(launch.threads))))
 
 
 def array_widths(launch: Launch) -> Dict[str, int]:
@@ -375,7 +401,7 @@ def render_launch(n: int, total: int, launch: Launch, style: Style, source: List
     if not launch.traced or launch.block_index is None:
         return lines
     if launch.arrays:
-        lines.append("shared memory: " + ", ".join("%s[%d] (%s%s)" % (a["name"], a["count"], a["type"] or "?",
+        lines.append(tr("shared memory: ") + ", ".join("%s[%d] (%s%s)" % (a["name"], a["count"], a["type"] or "?",
                                                                        ", dynamic" if a["dyn"] else "")
                                                    for a in launch.arrays))
     widths = array_widths(launch)
@@ -383,25 +409,58 @@ def render_launch(n: int, total: int, launch: Launch, style: Style, source: List
         lines.append("")
         lines += render_step(k, step, launch, widths, style, source)
     if launch.truncated:
-        lines.append(style.red("(the block made more events than a trace can hold; the rest are not shown)"))
+        lines.append(style.red(tr("(the block made more events than a trace can hold; the rest are not shown)")))
+    lines += [style.red(l) for l in stop_lines(launch)]
+    return lines
+
+
+def stop_lines(launch: Launch) -> List[str]:
+    """Where the threads were when the launch stopped, and the simulator's report; none for a
+    launch that ran to its end."""
+    lines = []  # type: List[str]
+    if launch.stop:
+        lines += ["", tr("where the threads were when the launch stopped:")]
+        groups = {}  # type: Dict[Tuple[str, str, str], List[int]]
+        for t, state, what, site in launch.stop:
+            groups.setdefault((state, what, short_site(site)), []).append(t)
+        for (state, what, site), ids in sorted(groups.items(), key=lambda g: g[1][0]):
+            who = tlist(ids)
+            if state == "barrier":
+                text = tr("%s wait at __syncthreads() at %s") % (who, site)
+            elif state == "warp":
+                text = tr("%s wait in %s at %s") % (who, what or "a warp *_sync call", site)
+            elif state == "cbar":
+                text = tr("%s wait on a cuda::barrier at %s") % (who, site)
+            elif state == "exited":
+                text = tr("%s had returned") % who
+            else:
+                text = tr("%s still running (no barrier reached)") % who
+            lines += wrap(text, 2)
     if launch.error:
-        lines.append("")
-        lines.append(style.red("the launch stopped: %s" % launch.error["kind"]))
-        lines += [style.red("  " + l) for l in launch.error["msg"].splitlines()]
+        lines += ["", tr("the launch stopped: %s") % launch.error["kind"]]
+        for l in launch.error["msg"].splitlines():
+            lead = len(l) - len(l.lstrip())
+            lines += wrap(l.strip(), 2 + lead)
     return lines
 
 
 def html_sections(launches: List[Launch], source: List[str]) -> List[str]:
-    """The page's sections: per launch its grid, and per step the terminal trace's words."""
+    """The page's sections: per launch its grid, and per step the terminal trace's words; the
+    last step's words end with where the threads were when the launch stopped."""
     plain = Style(False)
     sections = []
     for n, launch in enumerate(launches, 1):
         widths = array_widths(launch)
         texts = []
         for k, step in enumerate(launch.steps, 1):
-            lines = render_step(k, step, launch, widths, plain, source)
+            lines = render_step(k, step, launch, widths, plain, source, width=0)
             texts.append((lines[0], "\n".join(lines[1:]), bool(step.hazards or step.uninit)))
-        sections.append(trace_html.launch_section(n, len(launches), launch, texts, launch_head(n, len(launches), launch)))
+        stop = stop_lines(launch)
+        if stop and texts:
+            title, body, _ = texts[-1]
+            texts[-1] = (title, body + "\n" + "\n".join(stop), True)
+        sections.append(trace_html.launch_section(n, len(launches), launch, texts, launch_head(n, len(launches), launch),
+                                                  "\n".join(stop).strip()))
     return sections
 
 
@@ -455,6 +514,7 @@ def run_traced(cmd: List[str], root: Path, trace: Path, block: int) -> Tuple[int
 
 
 def cmd_trace(root: Path, args: List[str]) -> int:
+    activate()
     req = parse_request(root, args, TRACE)
     if req is None:
         return 0
@@ -481,20 +541,28 @@ def cmd_trace(root: Path, args: List[str]) -> int:
         if not events.is_file() or result is None and code == 2:
             for l in lines:
                 out(l)
-            out("The traced program did not run (exit %d)." % code)
+            out(tr("The traced program did not run (exit %d).") % code)
             return 2
         launches = load(events, [])
         source_path = source_path or _source_of(launches, root)
         source = source_path.read_text(encoding="utf-8", errors="replace").splitlines() if source_path else []
         launches = load(events, source)
+    diagnosis = (result or {}).get("diagnosis")
+    for launch in launches:
+        if launch.cut_off and launch.error is None and isinstance(diagnosis, dict):
+            # The watchdog ended the process inside this launch: the report is the driver's RESULT.
+            launch.error = {"kind": diagnosis_reason(diagnosis), "msg": diagnosis.get("message") or ""}
+            launch.stop = [[_linear(t, launch.block), "running", "", ""] for t in diagnosis.get("threads") or []]
     cells = max((sum(a["count"] for a in l.arrays) for l in launches), default=0)
     if cells > MAX_CELLS:
         raise UsageError("the block has %d shared-memory elements; trace draws at most %d. Use a smaller --tpb."
                          % (cells, MAX_CELLS))
     style = Style(stdout_is_tty() and not os.environ.get("NO_COLOR"))
     shown = rel(source_path, root) if source_path else str(binary)
-    title = "trace of %s (%s), n=%d tpb=%d, block %d" % (variant.label, shown, n, tpb, block)
+    title = tr("trace of %s (%s), n=%d tpb=%d, block %d") % (variant.label, shown, n, tpb, block)
     out(title)
+    if not any(l.startswith("expected:") for l in lines) and (n, tpb) == variant.show_case():
+        lines = lines + stopped_io(root, puzzle, variant, launches)
     for l in lines:
         if l.startswith(("config:", "input:")):
             for part in fit_io_line(l):
@@ -515,12 +583,44 @@ def cmd_trace(root: Path, args: List[str]) -> int:
                               encoding="utf-8")
         except OSError as e:
             raise UsageError("cannot write the page to %s: %s" % (target, e.strerror or e))
-        out("wrote %s: open it in a browser (it loads nothing from the network)" % target)
+        out(tr("wrote %s: open it in a browser (it loads nothing from the network)") % target)
     if verdict == "pass":
         return 0
-    out(style.red("%s: %s (the simulator's report: `%s run %s %s%s`)" % (
-        variant.label, verdict, PROG, puzzle.name, variant.flag, " --solution" if solution else "")))
+    out(style.red(tr("%s: %s (the simulator's report: `%s run %s %s%s`)") % (
+        variant.label, tr(verdict), PROG, puzzle.name, variant.flag, " --solution" if solution else "")))
     return 1
+
+
+def stopped_io(root: Path, puzzle, variant, launches: List[Launch]) -> List[str]:
+    """A run that stopped (a race, a divergence) prints no input, out or expected: the show
+    input's config, input and expected come from puzzles/pNN/expected/VARIANT.txt (what the
+    solution prints for it), and out from what the traced block wrote to global memory."""
+    path = root / "puzzles" / puzzle.name / "expected" / (variant.name + ".txt")
+    try:
+        known = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    lines = [l for l in known if l.startswith(("config:", "input:"))]
+    written = {}  # type: Dict[str, Dict[int, object]]   the last launch's global stores, per array
+    for launch in launches[-1:]:
+        for step in launch.steps:
+            for a in step.accesses:
+                if not a.shared and a.new is not None:
+                    for cell, v in zip(a.cells, a.new):
+                        written.setdefault(a.array, {})[cell] = v
+    if written:
+        name, cells = list(written.items())[-1]
+        expected = next((l for l in known if l.startswith("expected:")), "")
+        length = max(max(cells) + 1, expected.count(",") + 1 if "[" in expected else 0)
+        vals = [fmt(cells.get(i)) for i in range(length)]  # ? for an element the block never wrote
+        lines.append("out:      [%s]   (%s)" % (", ".join(vals), tr("%s as the traced block left it before the stop")
+                                                % name))
+    return lines + [l for l in known if l.startswith("expected:")]
+
+
+def _linear(tid: List[int], block: List[int]) -> int:
+    """threadIdx (x, y, z) as the linear thread number the trace names threads by."""
+    return tid[0] + block[0] * (tid[1] + block[1] * tid[2])
 
 
 def _source_of(launches: List[Launch], root: Path) -> Optional[Path]:

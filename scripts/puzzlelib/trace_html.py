@@ -17,7 +17,8 @@ import html
 import json
 from typing import List, Tuple
 
-from .trace_model import Launch, Step, fmt, tname
+from .messages import lang, tr
+from .trace_model import Launch, fmt, tname
 
 CELL_W = 42
 ROW_H = 46     # a cell is 26 px high: the 20 px between two rows hold the arrows
@@ -38,6 +39,8 @@ pre { font: 12.5px/1.35 ui-monospace, Menlo, Consolas, monospace; margin: 0; whi
 .controls { margin: .5em 0; display: flex; gap: .5em; align-items: center; }
 .controls input[type=range] { flex: 1; max-width: 40em; }
 .detail { border-left: 4px solid #888; padding: .4em .8em; background: #fafafa; min-height: 3em; }
+.detail, .io, .stop { overflow-wrap: anywhere; }
+@media (max-width: 600px) { body { margin: .5em; } .controls { flex-wrap: wrap; } .controls input[type=range] { flex-basis: 100%; order: 5; } }
 .detail.bad { border-left-color: #d00; }
 .legend span { display: inline-block; margin: 0 .7em .2em 0; }
 .swatch { display: inline-block; width: .9em; height: .9em; border-radius: 2px; vertical-align: -1px; margin-right: .25em; }
@@ -108,10 +111,16 @@ SCRIPT = r"""
 """
 
 
+# Thread hues avoid the hazard red's neighbourhood (hue 0 +- HUE_GAP), so that no thread's cells
+# or arrows can be mistaken for a hazard (tests/python/test_trace_html.py measures the distance).
+HAZARD_RED = "#d00"
+HUE_GAP = 40
+
+
 def thread_colour(t: int, light: bool = False) -> str:
     """Neighbouring threads get far-apart hues (the golden angle), so arrows tell them apart."""
-    hue = (t * 137.508) % 360
-    return "hsl(%.0f, 70%%, %d%%)" % (hue, 88 if light else 40)
+    hue = HUE_GAP + (t * 137.508) % (360 - 2 * HUE_GAP)
+    return "hsl(%.0f, 70%%, %d%%)" % (hue, 88 if light else 36)
 
 
 def esc(s: object) -> str:
@@ -142,9 +151,11 @@ class Layout:
 def arrows(launch: Launch) -> List[dict]:
     """From each shared cell a thread read to the shared cell it wrote next.
 
-    A read in step k saw the cell as it was after step k-1 (row k-1); the write lands in the row of
-    the step that made it, which is the same step or a later one (the read-barrier-write pattern
-    of a scan holds the value in a register across the barrier)."""
+    A read in step k saw the cell as it was after step k-1 (row k-1), unless a thread wrote the
+    cell earlier in step k: then it saw that write, which row k shows (a race's essence: the value
+    read is the new one). The write lands in the row of the step that made it, which is the same
+    step or a later one (the read-barrier-write pattern of a scan holds the value in a register
+    across the barrier)."""
     pending = {}  # type: Dict[int, List[Tuple[Access, int]]]
     out = []  # type: List[dict]
     for k, step in enumerate(launch.steps, 1):
@@ -152,7 +163,7 @@ def arrows(launch: Launch) -> List[dict]:
             if not acc.shared:
                 continue
             if acc.kind in ("r", "rw"):
-                pending.setdefault(acc.thread, []).append((acc, k - 1))
+                pending.setdefault(acc.thread, []).append((acc, k if acc.fresh else k - 1))
             if acc.kind in ("w", "rw"):
                 for src, row in pending.pop(acc.thread, []):
                     for cell in src.cells[:1]:
@@ -160,15 +171,6 @@ def arrows(launch: Launch) -> List[dict]:
                             out.append(dict(thread=acc.thread, src=(src.array, cell), row0=row,
                                             dst=(acc.array, dst), row1=k, hazard=src.hazard or acc.hazard))
     return out
-
-
-def step_title(k: int, step: Step) -> str:
-    if step.kind == "warp":
-        return "step %d: %s" % (k, step.start)
-    if step.kind == "cbar":
-        return "step %d: %s" % (k, step.start)
-    start = "from the kernel's start" if step.start == "the kernel's start" else "after " + step.start
-    return "step %d: %s, until %s" % (k, start, step.end)
 
 
 def grid_svg(launch: Launch) -> str:
@@ -187,9 +189,9 @@ def grid_svg(launch: Launch) -> str:
             parts.append('<text x="%.1f" y="32" text-anchor="middle" fill="#888">%d</text>'
                          % (x + i * CELL_W + CELL_W / 2, i))
     before = {a["name"]: [None] * a["count"] for a in launch.arrays}
-    rows = [("start", before, {}, set(), None)]  # type: List[Tuple[str, dict, dict, set, Optional[Step]]]
+    rows = [(tr("start"), before, {}, set(), None)]  # type: List[Tuple[str, dict, dict, set, Optional[Step]]]
     for k, s in enumerate(launch.steps, 1):
-        rows.append(("step %d" % k, s.after, s.written, s.marked, s))
+        rows.append((tr("step %d") % k, s.after, s.written, s.marked, s))
     for r, (label, values, written, marked, step) in enumerate(rows):
         y = lay.y(r)
         bad = bool(step and (step.hazards or step.uninit))
@@ -229,16 +231,22 @@ def grid_svg(launch: Launch) -> str:
             continue
         x0 += CELL_W / 2
         x1 += CELL_W / 2
-        y0 = lay.y(a["row0"]) + CELL_H + 1
-        y1 = lay.y(a["row1"]) - 1
-        # A gentle curve, so arrows between the same two rows that cross stay apart.
-        mid = (y0 + y1) / 2
+        if a["row0"] == a["row1"]:
+            # Read and written in one step: an arc over the row, from the cell as written to the cell written.
+            y0 = y1 = lay.y(a["row0"]) - 1
+            c0 = c1 = y0 - (ROW_H - CELL_H) + 2
+        else:
+            # A gentle curve, so arrows between the same two rows that cross stay apart.
+            y0 = lay.y(a["row0"]) + CELL_H + 1
+            y1 = lay.y(a["row1"]) - 1
+            c0 = c1 = (y0 + y1) / 2
         colour = thread_colour(a["thread"])
-        parts.append('<path class="arrow%s" data-step="%d" data-thread="%d" d="M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f" '
-                     'style="stroke:%s" marker-end="url(#head-%s)"><title>%s: %s[%d] \u2192 %s[%d]</title></path>'
-                     % (" hazard" if a["hazard"] else "", a["row1"], a["thread"], x0, y0, x0, mid, x1, mid, x1, y1,
-                        colour, id(launch), tname(a["thread"]), esc(a["src"][0]), a["src"][1], esc(a["dst"][0]),
-                        a["dst"][1]))
+        parts.append('<path class="arrow%s" data-step="%d" data-thread="%d" data-row0="%d" '
+                     'd="M%.1f,%.1f C%.1f,%.1f %.1f,%.1f %.1f,%.1f" style="stroke:%s" marker-end="url(#head-%s)">'
+                     '<title>%s: %s[%d] \u2192 %s[%d]</title></path>'
+                     % (" hazard" if a["hazard"] else "", a["row1"], a["thread"], a["row0"], x0, y0, x0, c0, x1, c1,
+                        x1, y1, colour, id(launch), tname(a["thread"]), esc(a["src"][0]), a["src"][1],
+                        esc(a["dst"][0]), a["dst"][1]))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -247,30 +255,32 @@ def legend(launch: Launch) -> str:
     shown = min(launch.threads, 32)
     items = ['<span><span class="swatch" style="background:%s"></span>%s</span>' % (thread_colour(t), tname(t))
              for t in range(shown)]
-    more = " \u2026 and %d more threads" % (launch.threads - shown) if launch.threads > shown else ""
-    return ('<p class="legend">threads: %s%s. <span><span class="swatch" style="background:#d00"></span>'
-            'a hazard or an uninitialized read</span></p>' % ("".join(items), more))
+    more = tr(" \u2026 and %d more threads") % (launch.threads - shown) if launch.threads > shown else ""
+    return ('<p class="legend">%s %s%s. <span><span class="swatch" style="background:%s"></span>%s</span></p>'
+            % (esc(tr("threads:")), "".join(items), esc(more), HAZARD_RED, esc(tr("a hazard or an uninitialized read"))))
 
 
-def launch_section(n: int, total: int, launch: Launch, step_texts: List[Tuple[str, str, bool]], head: str) -> str:
+def launch_section(n: int, total: int, launch: Launch, step_texts: List[Tuple[str, str, bool]], head: str,
+                   stop: str = "") -> str:
     if not launch.traced or launch.block_index is None:
-        return '<section class="launch"><h2>%s</h2><p>None of its blocks is the traced one.</p></section>' % esc(head)
-    texts = [dict(title="start: shared memory before the kernel runs (nothing written yet)",
-                  text="Rows below are the steps; use the slider, the buttons or the arrow keys.", bad=False)]
+        return '<section class="launch"><h2>%s</h2><p>%s</p></section>' % (esc(head), esc(tr("None of its blocks is the traced one.")))
+    texts = [dict(title=tr("start: shared memory before the kernel runs (nothing written yet)"),
+                  text=tr("Rows below are the steps; use the slider, the buttons or the arrow keys."), bad=False)]
     texts += [dict(title=t, text=body, bad=bad) for t, body, bad in step_texts]
     body = ['<section class="launch" data-launch="%d" data-steps="%d" tabindex="0">' % (n, len(launch.steps))]
     body.append("<h2>%s</h2>" % esc(head))
     if launch.arrays:
-        body.append("<p>shared memory: %s</p>" % esc(", ".join(
+        body.append("<p>%s%s</p>" % (esc(tr("shared memory: ")), esc(", ".join(
             "%s[%d] (%s%s)" % (a["name"], a["count"], a["type"] or "?", ", dynamic" if a["dyn"] else "")
-            for a in launch.arrays)))
+            for a in launch.arrays))))
     body.append(legend(launch))
-    body.append('<div class="controls"><button class="first" title="the start">start</button>'
-                '<button class="prev" title="previous step (\u2190)">\u25c0</button>'
+    body.append('<div class="controls"><button class="first" title="%s">%s</button>'
+                '<button class="prev" title="%s (\u2190)">\u25c0</button>'
                 '<input type="range" min="0" max="%d" value="%d" aria-label="step">'
-                '<button class="next" title="next step (\u2192)">\u25b6</button>'
-                '<button class="last" title="the last step">end</button></div>'
-                % (len(launch.steps), len(launch.steps)))
+                '<button class="next" title="%s (\u2192)">\u25b6</button>'
+                '<button class="last" title="%s">%s</button></div>'
+                % (esc(tr("the start")), esc(tr("start")), esc(tr("previous step")), len(launch.steps),
+                   len(launch.steps), esc(tr("next step")), esc(tr("the last step")), esc(tr("end"))))
     body.append('<p><strong class="stepname"></strong></p>')
     body.append('<div class="grid">%s</div>' % grid_svg(launch))
     body.append('<pre class="detail"></pre>')
@@ -278,10 +288,9 @@ def launch_section(n: int, total: int, launch: Launch, step_texts: List[Tuple[st
     body.append('<script type="application/json" class="steps">%s</script>'
                 % json.dumps(texts, ensure_ascii=False).replace("</", "<\\/"))
     if launch.truncated:
-        body.append('<p class="red">The block made more events than a trace can hold; the rest are not shown.</p>')
-    if launch.error:
-        body.append('<pre class="red">the launch stopped: %s\n%s</pre>' % (esc(launch.error["kind"]),
-                                                                         esc(launch.error["msg"])))
+        body.append('<p class="red">%s</p>' % esc(tr("(the block made more events than a trace can hold; the rest are not shown)")))
+    if stop:  # where the threads were, and the simulator's report
+        body.append('<pre class="red stop">%s</pre>' % esc(stop))
     body.append("</section>")
     return "".join(body)
 
@@ -289,14 +298,14 @@ def launch_section(n: int, total: int, launch: Launch, step_texts: List[Tuple[st
 def page(title: str, io_lines: List[str], sections: List[str], verdict: str) -> str:
     ok = verdict == "pass"
     return "".join([
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+        '<!DOCTYPE html>\n<html lang="%s"><head><meta charset="utf-8">' % lang(),
         '<meta http-equiv="Content-Security-Policy" content="%s">' % CSP,
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         "<title>%s</title><style>%s</style></head><body>" % (esc(title), STYLE),
         "<h1>%s</h1>" % esc(title),
         '<pre class="io">%s</pre>' % esc("\n".join(io_lines)) if io_lines else "",
         '<p class="%s">%s</p>' % ("verdict-pass" if ok else "verdict-fail",
-                                  "passed" if ok else esc("failed: " + verdict)),
+                                  esc(tr("passed")) if ok else esc(tr("failed: %s") % tr(verdict))),
         "".join(sections),
         "<script>%s</script></body></html>\n" % SCRIPT,
     ])

@@ -127,6 +127,9 @@ class Access:
         self.old = self._values(ev.get("v"))
         self.new = self._values(ev.get("nv"))
         self.hazard = False  # in a hazard or an uninitialized read: drawn red
+        # A read of a cell that a thread wrote earlier in the same step: it saw that write's value,
+        # which the step's own row shows (the row before shows the old one).
+        self.fresh = False
 
     def _values(self, hexbytes: Optional[str]) -> Optional[List[object]]:
         if hexbytes is None:
@@ -172,6 +175,8 @@ class Launch:
         self.arrays = []  # type: List[dict]   name, elem, count, type
         self.steps = []  # type: List[Step]
         self.error = None  # type: Optional[dict]
+        self.stop = []  # type: List[list]   where each thread was when the launch stopped: [t, state, what, site]
+        self.cut_off = False  # the process ended inside the launch (the watchdog): no end, no sites
         self.truncated = False
         self.sites = {}  # type: Dict[int, str]
 
@@ -194,21 +199,29 @@ def load(path: Path, source: List[str]) -> List[Launch]:
 
     cur = None  # type: Optional[Launch]
     raw_events = []  # type: List[dict]
+    built = True
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         if not line.strip():
             continue
-        ev = json.loads(line)
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            break  # the last line, cut where the process ended
         kind = ev["e"]
         if kind == "launch":
+            if not built:
+                _cut_off(cur, raw_events, ctype)
             cur = Launch(ev)
             launches.append(cur)
             raw_events = []
+            built = False
             continue
         if cur is None:
             continue
         if kind == "sites":
             cur.sites = {int(k): v for k, v in ev["pcs"].items()}
             _build_steps(cur, raw_events, ctype)
+            built = True
             continue
         if kind == "block":
             cur.block_index = ev["b"]
@@ -217,10 +230,33 @@ def load(path: Path, source: List[str]) -> List[Launch]:
             cur.arrays = [dict(a, type=ctype(a["name"])) for a in ev["arrays"]]
         elif kind == "error":
             cur.error = ev
+        elif kind == "stop":
+            cur.stop = ev["threads"]
         elif kind == "truncated":
             cur.truncated = True
         raw_events.append(ev)
+    if cur is not None and not built:
+        _cut_off(cur, raw_events, ctype)
     return launches
+
+
+def _cut_off(launch: Launch, events: List[dict], ctype) -> None:
+    """A launch whose process ended inside it (the watchdog stops a runaway thread and exits): the
+    events up to the stop are there, but not the block's arrays or the code sites. The arrays are
+    the shared cells that the accesses reached."""
+    launch.cut_off = True
+    if launch.block_index is None:
+        return
+    if not launch.arrays:
+        seen = {}  # type: Dict[str, dict]
+        for ev in events:
+            if ev["e"] == "acc" and ev["sp"] in (0, 1):
+                count = ev["i"] + max(1, ev.get("n", 4) // max(1, ev.get("el", 4)))
+                a = seen.setdefault(ev["arr"], dict(name=ev["arr"], elem=ev.get("el", 4), count=0, site="",
+                                                    dyn=ev["sp"] == 1, type=ev.get("ty") or ctype(ev["arr"])))
+                a["count"] = max(a["count"], count)
+        launch.arrays = list(seen.values())
+    _build_steps(launch, events, ctype)
 
 
 def _build_steps(launch: Launch, events: List[dict], ctype) -> None:
@@ -245,6 +281,7 @@ def _build_steps(launch: Launch, events: List[dict], ctype) -> None:
         if kind == "acc":
             acc = Access(ev, ctype(ev["arr"]) if ev["sp"] in (0, 1) else "")
             step.accesses.append(acc)
+            acc.fresh = acc.kind in ("r", "rw") and any((acc.array, c) in step.written for c in acc.cells)
             if acc.shared and acc.new is not None and acc.array in state:
                 for cell, v in zip(acc.cells, acc.new):
                     if 0 <= cell < counts[acc.array]:
@@ -279,7 +316,8 @@ def _build_steps(launch: Launch, events: List[dict], ctype) -> None:
             _mark(step, ev)
         elif kind == "error":
             pass
-    step.end = "the end of the kernel" if launch.error is None else "the error below"
+    step.end = ("the end of the kernel" if launch.error is None and not launch.cut_off and not launch.stop
+                else "the stop below")
     step.after = {k: list(v) for k, v in state.items()}
     if step.empty and len(steps) > 1:
         steps.pop()

@@ -157,6 +157,7 @@ PROBE = """<script>
   result.arrows_at_start = boxes('path.arrow:not(.hidden)');
   result.future_rows = document.querySelectorAll('g.row.future').length;
   sec.querySelector('.next').click(); sec.querySelector('.next').click();
+  result.page_width = document.documentElement.scrollWidth;
   result.after_two = sec.getAttribute('data-shown');
   result.title_two = sec.querySelector('.stepname').textContent;
   var out = document.createElement('pre'); out.id = 'probe'; out.textContent = JSON.stringify(result);
@@ -173,14 +174,14 @@ def chromium():
     return found
 
 
-def browse(page, tmp_path, screenshot=None):
+def browse(page, tmp_path, screenshot=None, window="1100,840"):
     """Load the page from disk in headless Chromium; every host resolves nowhere, so a request
     would fail (and the page's policy would log it first). Returns the probe's JSON and the console."""
     probed = tmp_path / ("probed-" + page.name)
     probed.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
     base = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
             "--host-resolver-rules=MAP * ~NOTFOUND", "--user-data-dir=%s" % (tmp_path / "profile"),
-            "--enable-logging=stderr", "--v=0", "--window-size=1100,840"]
+            "--enable-logging=stderr", "--v=0", "--window-size=%s" % window]
     r = subprocess.run(base + ["--dump-dom", probed.as_uri()], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, encoding="utf-8", errors="replace", timeout=120)
     m = re.search(r'<pre id="probe">(.*?)</pre>', r.stdout, re.S)

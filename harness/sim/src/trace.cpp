@@ -12,12 +12,18 @@
 //   hazard  kind, ta, pca, tb, pcb (the earlier and the current access), sp, arr, i, cross
 //   uninit  t, pc, sp, arr, i
 //   end     arrays: the block's shared arrays (name, elem, count, site, dyn)
-//   error   kind, msg: the launch failed (divergence, deadlock, out of bounds, ...)
+//   error   kind, msg: the launch failed (divergence, deadlock, out of bounds, ...); for the traced
+//           block it follows an `end` (its arrays as they stood) and a `stop`:
+//   stop    threads: where each thread of the block was when the launch stopped, [t, state, what, site]
+//           with state "barrier", "warp", "cbar", "exited", "faulted" or "running"
 //   sites   pcs: {"pc": "file:line"} for every code address above
 //   truncated  the block made more events than a trace can show; the rest were dropped
 //
 // The value a thread wrote is read back from memory at the next event (every store completes
 // before the simulator's next hook runs: fibers of a block run one at a time, on one worker).
+// Each event is written (and flushed) as soon as it is complete, not at the end of the block: a
+// launch that the watchdog ends (a runaway thread) exits the process without returning here,
+// and its trace must still hold every step up to the stop.
 #include "trace.h"
 
 #include <cstdio>
@@ -49,6 +55,8 @@ struct TraceState {
   Worker* w = nullptr;      // the worker running the traced block, while it runs
   std::vector<Ev> evs;
   long pending = -1;        // index in evs of the access whose written value is not read yet
+  size_t written = 0;       // evs[0, written) are in the file
+  size_t count = 0;         // events of the block so far, written or not
   bool truncated = false;
   std::set<uint32_t> pcs;
   std::vector<std::string> deferred;  // findings about the access being handled (Tracer::hazard)
@@ -101,28 +109,47 @@ void settle() {
 
 bool tracing(const Worker& w) { return g_trace_on && g_tr.w == &w; }
 
-// `after_store`: the event comes from a later hook, so the pending access's store has completed.
-// A hazard or an uninitialized read is reported inside the hook of the access it concerns,
-// before that access's own store: reading back then would record the old value.
-void add(std::string text, bool after_store = true) {
-  if (after_store) settle();
-  if (g_tr.evs.size() >= kMaxEvents) {
-    g_tr.truncated = true;
-    return;
-  }
-  g_tr.evs.push_back(Ev{std::move(text)});
-}
-
 void write_line(const std::string& s) {
   OwnCalls own;  // may run on a simulated thread (an error inside the block)
   std::fputs(s.c_str(), g_tr.f);
   std::fputc('\n', g_tr.f);
 }
 
+// Writes the complete events in order, up to the first one still open; once all are written,
+// none is kept (a block that spins makes many).
+void write_complete() {
+  size_t from = g_tr.written;
+  while (g_tr.written < g_tr.evs.size() && !g_tr.evs[g_tr.written].open) write_line(g_tr.evs[g_tr.written++].text);
+  if (g_tr.written == from) return;
+  if (g_tr.written == g_tr.evs.size()) {
+    g_tr.evs.clear();
+    g_tr.written = 0;
+  }
+  OwnCalls own;
+  std::fflush(g_tr.f);
+}
+
+// `after_store`: the event comes from a later hook, so the pending access's store has completed.
+// A hazard or an uninitialized read is reported inside the hook of the access it concerns,
+// before that access's own store: reading back then would record the old value.
+// `store_addr`, `store_size`: the event is a store whose written bytes are read back at the next event.
+void add(std::string text, bool after_store = true, uintptr_t store_addr = 0, size_t store_size = 0) {
+  if (after_store) settle();
+  if (g_tr.count >= kMaxEvents) {
+    g_tr.truncated = true;
+    return;
+  }
+  ++g_tr.count;
+  g_tr.evs.push_back(Ev{std::move(text), store_addr, store_size, store_size != 0});
+  if (store_size) g_tr.pending = long(g_tr.evs.size() - 1);
+  write_complete();
+}
+
 void flush_block() {
   settle();
-  for (const Ev& e : g_tr.evs) write_line(e.text);
+  write_complete();
   g_tr.evs.clear();
+  g_tr.written = 0;
   if (g_tr.truncated) write_line("{\"e\":\"truncated\"}");
   g_tr.truncated = false;
   OwnCalls own;
@@ -173,15 +200,16 @@ void Tracer::block_begin(Worker& w, unsigned) {
   if (!g_trace_on || !g_tr.launch || (long)w.block_linear != g_tr.block) return;
   g_tr.w = &w;
   g_tr.evs.clear();
+  g_tr.written = 0;
+  g_tr.count = 0;
   g_tr.pending = -1;
   g_tr.truncated = false;
   const dim3 b = w.block.bdim;
   add(strf("{\"e\":\"block\",\"b\":%u,\"threads\":%u}", w.block_linear, b.x * b.y * b.z));
 }
 
-void Tracer::block_end(Worker& w) {
-  if (!tracing(w)) return;
-  settle();
+// The block's shared arrays, in declaration order, as an `end` event.
+static std::string end_event(Worker& w) {
   std::string arrays;
   for (auto it = w.shared_arrays.rbegin(); it != w.shared_arrays.rend(); ++it) {  // in declaration order
     const SharedArray& s = *it;
@@ -194,9 +222,30 @@ void Tracer::block_end(Worker& w) {
     arrays += strf("%s{\"name\":%s,\"elem\":%zu,\"count\":%zu,\"site\":\"\",\"dyn\":true}", arrays.empty() ? "" : ",",
                    json_str(w.dyn_name).c_str(), elem, w.dyn_bytes / elem);
   }
-  add("{\"e\":\"end\",\"arrays\":[" + arrays + "]}");
+  return "{\"e\":\"end\",\"arrays\":[" + arrays + "]}";
+}
+
+void Tracer::block_end(Worker& w) {
+  if (!tracing(w)) return;
+  settle();
+  add(end_event(w));
   flush_block();
   g_tr.w = nullptr;
+}
+
+// Where each thread of the block was when its launch stopped, as a `stop` event.
+static std::string stop_event(Worker& w) {
+  static const char* states[] = {"running", "barrier", "warp", "cbar", "exited", "faulted"};
+  const dim3 b = w.block.bdim;
+  const unsigned n = std::min<unsigned>(b.x * b.y * b.z, unsigned(w.threads.size()));
+  std::string list;
+  for (unsigned i = 0; i < n; ++i) {
+    const Thread& t = w.threads[i];
+    const bool waits = t.st == St::AtBarrier || t.st == St::AtWarp || t.st == St::AtCBar;
+    list += strf("%s[%u,\"%s\",%s,%s]", i ? "," : "", i, states[int(t.st)], json_str(waits && t.wait_what ? t.wait_what : "").c_str(),
+                 waits && t.wait_file ? site(t.wait_file, t.wait_line).c_str() : "\"\"");
+  }
+  return "{\"e\":\"stop\",\"threads\":[" + list + "]}";
 }
 
 void Tracer::barrier(Worker& w, const char* file, int line) {
@@ -218,14 +267,7 @@ void Tracer::record(const AccessEvent& acc) {
                        read && write ? "rw" : write ? "w" : "r", atomic ? "true" : "false", named(w, space, a).c_str(), size, pc);
   if (read) s += ",\"v\":\"" + hex_bytes(a, size) + "\"";
   if (!write) s += "}";
-  add(std::move(s));
-  if (write && !g_tr.truncated) {
-    Ev& e = g_tr.evs.back();
-    e.addr = a;
-    e.size = size;
-    e.open = true;
-    g_tr.pending = long(g_tr.evs.size() - 1);
-  }
+  add(std::move(s), true, write ? a : 0, write ? size : 0);
   // Raised inside this access's hook, before its store: they must not read the written value back.
   for (std::string& d : g_tr.deferred) add(std::move(d), false);
   g_tr.deferred.clear();
@@ -282,6 +324,8 @@ void Tracer::cbar_arrive(Worker& w, Thread& t, const CBarState* b, uint64_t phas
 void trace_error(const Grid& g, const char* kind, const std::string& message) {
   if (!g_trace_on || !g_tr.launch || !g.checking) return;
   if (g_tr.w) {
+    add(end_event(*g_tr.w));
+    add(stop_event(*g_tr.w));
     add("{\"e\":\"error\",\"kind\":" + json_str(kind) + ",\"msg\":" + json_str(message) + "}");
     flush_block();
   } else {

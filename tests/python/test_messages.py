@@ -1,0 +1,133 @@
+"""Korean messages on request (issue 21): `--lang ko`, PUZZLE_LANG=ko or a Korean locale; English
+is the default, and `grade` stays English whatever the locale.
+
+The Korean table (scripts/puzzlelib/messages.py) is keyed by the English text: every tr() literal
+in scripts/puzzlelib/ must have its Korean form, with the same placeholders in the same order.
+"""
+
+import ast
+import re
+
+import pytest
+
+from conftest import REPO
+
+from puzzlelib import commands, explain, messages
+from puzzlelib.messages import KO, PLACEHOLDER
+
+PUZZLELIB = REPO / "scripts" / "puzzlelib"
+
+
+def tr_literals():
+    """(file:line, text) of every tr("...") and tr_reason("...") call with a literal argument."""
+    found = []
+    for path in sorted(PUZZLELIB.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "tr"
+                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+                found.append(("%s:%d" % (path.name, node.lineno), node.args[0].value))
+    return found
+
+
+def test_there_are_tr_calls_to_check():
+    assert len(tr_literals()) > 50
+
+
+@pytest.mark.parametrize("where,text", tr_literals(), ids=lambda x: x if ":" in str(x) and ".py" in str(x) else "")
+def test_every_tr_literal_has_a_korean_form(where, text):
+    assert text in KO, "%s: tr(%r) has no Korean form in messages.KO" % (where, text)
+
+
+@pytest.mark.parametrize("key", sorted(KO))
+def test_the_korean_form_keeps_the_placeholders_in_order(key):
+    assert PLACEHOLDER.findall(KO[key]) == PLACEHOLDER.findall(key), (key, KO[key])
+
+
+def test_every_reason_and_hint_has_a_korean_form():
+    reasons = [r for r in explain.REASONS.values() if r is not explain.MESSAGE] + [explain.RACE_OTHER]
+    texts = reasons + list(commands.HINTS.values()) + [commands.CRASH_HINT]
+    missing = [t for t in texts if t not in KO]
+    assert not missing, missing
+
+
+@pytest.fixture
+def korean():
+    messages.activate()
+    messages.set_lang("ko")
+    yield
+    messages.set_lang(None)
+    messages._active = False
+
+
+def test_formatted_reasons_are_translated_with_their_values(korean):
+    assert messages.tr_reason("device code calls the host function exit") == "device 코드가 host 함수 exit를 호출함"
+    assert messages.tr_reason("out of memory (limit 2 GiB)") == "메모리 부족 (제한 2 GiB)"
+    assert messages.tr_reason("timed out after 3 s") == "3초 후 시간 초과"
+    assert messages.tr_reason("kernel error: barrier divergence") == "kernel error: Barrier divergence"
+    assert messages.tr_reason("unsynchronized accesses to shared memory") == "동기화 없는 shared memory 접근"
+
+
+def test_the_korean_keeps_the_notes_english_terms(korean):
+    # As the course notes write them: Korean prose, English technical terms.
+    assert "Race Condition" in messages.tr_reason("race: result depends on thread order")
+    assert "Barrier" in messages.tr_reason("barrier divergence")
+    assert re.search(r"[\uac00-\ud7a3]", messages.tr_reason("race: unsynchronized accesses to shared memory"))
+
+
+def test_the_mismatch_block_in_korean(korean):
+    assert messages.driver_line("mismatch: 8 of 8 outputs differ; first at index 0") == \
+        "mismatch: 출력 8개 중 8개가 다릅니다. 처음 다른 곳은 index 0"
+    assert messages.driver_line("  [1] expected 1, got -842150451 (uninitialized: the 0xCD fill read as an int)") == \
+        "  [1] 기대값 1, 결과 -842150451 (초기화되지 않은 값: the 0xCD fill read as an int)"
+    assert messages.driver_line("config:   SIZE = 8") == "config:   SIZE = 8"
+
+
+def test_english_unless_activated(monkeypatch):
+    # `grade` never activates: its reports and JSON stay English in a Korean locale.
+    monkeypatch.setenv("LANG", "ko_KR.UTF-8")
+    monkeypatch.setenv("PUZZLE_LANG", "ko")
+    assert messages.lang() == "en" and messages.tr("solved") == "solved"
+
+
+@pytest.mark.parametrize("how", [["--lang", "ko"], ["--lang=ko"], "PUZZLE_LANG", "LANG"])
+def test_run_and_check_speak_korean_on_request(cli, fixture_root, fake_driver, how):
+    env = {"PUZZLE_LANG": "", "LC_ALL": "", "LC_MESSAGES": "", "LANG": "C.UTF-8"}
+    extra = []
+    if how == "PUZZLE_LANG":
+        env["PUZZLE_LANG"] = "ko"
+    elif how == "LANG":
+        env["LANG"] = "ko_KR.UTF-8"
+    else:
+        extra = how
+    r = cli("run", "p99", "--simple", "--binary", fake_driver(mode="fail"), *extra, root=fixture_root, env=env)
+    assert r.returncode == 1, r
+    assert "p99 --simple 실패: 오답" in r.stdout
+    assert "위의 `out:`과 `expected:` 줄을 비교하세요" in r.stdout
+    r = cli("check", "p99", "--simple", "--seed", "1", "--binary", fake_driver(mode="race"), *extra,
+            root=fixture_root, env=env)
+    assert r.returncode == 1, r
+    assert "seed: 1 (같은 case를 다시 돌리려면 --seed 1)" in r.stdout
+    assert re.search(r"p99 --simple: Race Condition \(.*\), case 1/\d+에서 실패", r.stdout), r.stdout
+    assert "variant 0/1개 통과" in r.stdout
+
+
+def test_english_is_the_default(cli, fixture_root, fake_driver):
+    env = {"PUZZLE_LANG": "", "LC_ALL": "", "LC_MESSAGES": "", "LANG": "C.UTF-8"}
+    r = cli("run", "p99", "--simple", "--binary", fake_driver(mode="fail"), root=fixture_root, env=env)
+    assert "p99 --simple failed: wrong answer" in r.stdout
+    r = cli("run", "p99", "--simple", "--binary", fake_driver(mode="fail"), "--lang", "en", root=fixture_root,
+            env=dict(env, PUZZLE_LANG="ko"))
+    assert "p99 --simple failed: wrong answer" in r.stdout  # --lang wins over the environment
+
+
+def test_a_bad_language_is_a_usage_error(cli, fixture_root):
+    r = cli("run", "p99", "--simple", "--lang", "fr", root=fixture_root)
+    assert r.returncode == 2 and "--lang must be en or ko" in r.stderr
+
+
+@pytest.mark.parametrize("word", ["simple", "-simple"])
+def test_a_variant_without_its_dashes_suggests_the_flag(cli, fixture_root, word):
+    r = cli("run", "p99", word, root=fixture_root)
+    assert r.returncode == 2
+    assert "did you mean --simple?" in r.stderr, r.stderr
