@@ -300,7 +300,8 @@ struct Snapshot {
 // `base`: keep only the chunks that differ from it (it must outlive `s`).
 void snapshot_take(Snapshot& s, const Snapshot* base = nullptr);
 void snapshot_restore(const Snapshot& s);
-// Calls fn(address, bytes) for each run of bytes of device memory that differs from the copy.
+// Calls fn(address, bytes) for each run of elements of device memory (words of an untyped buffer)
+// in which some byte differs from the copy.
 void snapshot_changes(const Snapshot& s, const std::function<void(uintptr_t, size_t)>& fn);
 // Returns "" when equal, else a description of the first differences.
 // Elements that only atomics wrote are counted in *atomic_only instead (when given).

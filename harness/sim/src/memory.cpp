@@ -517,9 +517,12 @@ void snapshot_changes(const Snapshot& s, const std::function<void(uintptr_t, siz
           ++b;
           continue;
         }
+        // Whole elements (words of an untyped buffer): a byte of a new value may equal the old one.
+        const size_t el = a.elem > 1 ? a.elem : 4;
         size_t e = b;
         while (e < len && old[e] != d[off + e]) ++e;
-        fn(a.data + off + b, e - b);
+        const size_t lo = (off + b) / el * el, hi = std::min(a.bytes, (off + e + el - 1) / el * el);
+        fn(a.data + lo, hi - lo);
         b = e;
       }
     }
