@@ -68,11 +68,12 @@ void choose_sample(Grid& g, uint64_t launch_no) {
   if (!told.insert({g.site.file, g.site.line}).second) return;
   const uint64_t threads = uint64_t(g.block.x) * g.block.y * g.block.z;
   std::fprintf(stderr,
-               "cudasim: note: %s: a big launch (%llu blocks of %llu threads): the memory checker checks %zu of its blocks "
+               "cudasim: note: %s: %s (%llu blocks of %llu threads): the memory checker checks %zu of its blocks "
                "(%s; the sample changes with each launch and with CUDASIM_SEED), and runs the others unchecked; its "
                "other thread orders run on every core. A race or an uninitialized read in an unchecked block is not "
                "found. To check every block (slower), run with CUDASIM_SAMPLE=all.\n",
-               kernel_str(g.site).c_str(), (unsigned long long)blocks, (unsigned long long)threads, chosen.size(),
+               kernel_str(g.site).c_str(), options().sample > 0 ? strf("a launch sampled (CUDASIM_SAMPLE=%d)", options().sample).c_str() : "a big launch",
+               (unsigned long long)blocks, (unsigned long long)threads, chosen.size(),
                block_list(chosen, g.grid).c_str());
   std::fflush(stderr);
 }
