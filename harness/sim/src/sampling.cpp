@@ -16,6 +16,8 @@
 #include "check.h"
 #include "checker_state.h"
 #include "internal.h"
+#include "profile.h"
+#include "trace.h"
 
 namespace cudasim {
 namespace detail {
@@ -27,7 +29,8 @@ constexpr unsigned kAutoRandom = 8;  // random blocks beside the first and the l
 
 bool launch_sampled(uint64_t blocks, uint64_t threads) {
   const int s = options().sample;
-  if (s == 0) return false;
+  // The profiler and the trace follow the checked run's blocks: every block, when they are on.
+  if (s == 0 || profiles(0) || g_trace_on) return false;
   if (s > 0) return blocks > uint64_t(s) + 2;
   return blocks >= kSampleBlocks && blocks * threads >= kSampleThreads;
 }

@@ -14,7 +14,7 @@ struct Worker;
 struct LaunchSite;
 
 // Whether the launch of `blocks` blocks of `threads` threads is checked on a sample of its blocks
-// (Options::sample, CUDASIM_SAMPLE).
+// (Options::sample, CUDASIM_SAMPLE); never while the profiler or the trace is on.
 bool launch_sampled(uint64_t blocks, uint64_t threads);
 // Fills g.sample for the checked run of a sampled launch: the first and the last block and a set
 // drawn from the seed and the launch's number; prints, once per launch site, what was sampled.
