@@ -10,6 +10,7 @@ import re
 from conftest import REPO, run_cli
 
 RACE = REPO / "tests" / "sim" / "programs" / "sampled_race.cu"
+CHAIN = REPO / "tests" / "sim" / "programs" / "sampled_chain.cu"
 FIGURE = REPO / "bench" / "sim" / "memory_figure.cu"
 NOTE = re.compile(r"the memory checker checks (\d+) of its blocks \(([^;]*);")
 
@@ -72,6 +73,17 @@ def test_auto_samples_big_launches_only(build_dir):
     big = sim(build_dir, RACE, "--", "-1", "128", "1024")  # 131072 threads: sampled
     assert big.returncode == 0, big
     assert len(sampled_blocks(big.stderr)) == 10, big
+
+
+def test_checked_block_reads_what_an_unchecked_block_wrote_in_the_launch(build_dir):
+    """Block b reads block b - 1's value after its flag: a sampled block after an unsampled one
+    reads memory that an unchecked block wrote in the same launch, which holds a value."""
+    r = sim(build_dir, CHAIN, env={"CUDASIM_SAMPLE": "4"})
+    assert r.returncode == 0, r
+    assert "Test PASSED" in r.stdout, r
+    blocks = sampled_blocks(r.stderr)
+    assert any(b - 1 not in blocks for b in blocks[1:]), blocks  # some checked block follows an unchecked one
+    assert "uninitialized" not in r.stderr, r
 
 
 def host_bytes_per_device_byte(build_dir, checks, how):

@@ -282,7 +282,7 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     g.interleave = o.checks && !g.observed && g.schedule == Schedule::Random;
     // A sampled launch: the checked run checks the sample; the other orders run on every core.
     if (sampled && s > 0) g.spin_watch = g.interleave = false;
-    if (g.checking && !full) choose_sample(g, launch_no);
+    if (g.checking && !full) choose_sample(g, launch_no, &before);
     g.seed = o.seed * 0x9E3779B97F4A7C15ull + launch_no;
     g_schedule_index.store(rerun ? 1 : s);  // (a checked run again prints nothing again)
     Observers::launch_begin(LaunchBegin{g, aptr.data(), aname.data(), (int)aptr.size(), aro.data()});

@@ -44,7 +44,20 @@ static std::string block_list(const std::vector<uint32_t>& v, const dim3& gd) {
   return out;
 }
 
-void choose_sample(Grid& g, uint64_t launch_no) {
+// The memory the sampled launch in flight started from, and whether a block outside the sample
+// has run since its writes were last marked.
+static const Snapshot* g_before = nullptr;
+static bool g_unmarked = false;
+
+static void mark_unchecked_writes() {
+  const bool atomic = g_unchecked_atomic;
+  snapshot_changes(*g_before, [atomic](uintptr_t p, size_t n) { shadow_kernel_write(p, n, atomic); });
+  g_unmarked = false;
+}
+
+void choose_sample(Grid& g, uint64_t launch_no, const Snapshot* before) {
+  g_before = before;
+  g_unmarked = false;
   const uint64_t blocks = uint64_t(g.grid.x) * g.grid.y * g.grid.z;
   const unsigned want = options().sample > 0 ? unsigned(options().sample) : kAutoRandom;
   g.sample.assign(blocks, 0);
@@ -90,18 +103,22 @@ void sample_block(Worker& w) {
   const bool checked = g->sample[w.block_linear];
   g_observed_launch = checked;
   g_unchecked_block = !checked;
+  // A checked block may read what the unchecked blocks before it wrote (a flag, a partial sum).
+  if (checked && g_unmarked) mark_unchecked_writes();
   if (checked) return;
+  g_unmarked = true;
   w.checking = w.observed = w.spin_watch = false;
 }
 
 void unchecked_writes_done(const Snapshot& before) {
   g_unchecked_block = false;
-  // What the blocks outside the sample wrote holds a value now: the bytes that differ from the
-  // memory the launch started from (a byte written with the value it had is not seen). If one of
-  // them used an atomic, its writes may legally differ between thread orders (a note, not a race).
-  const bool atomic = g_unchecked_atomic;
+  // What the blocks outside the sample wrote holds a value now: the elements that differ from the
+  // memory the launch started from (an element written with the value it had is not seen). If one
+  // of them used an atomic, its writes may legally differ between thread orders (a note, not a race).
+  g_before = &before;
+  mark_unchecked_writes();
   g_unchecked_atomic = false;
-  snapshot_changes(before, [atomic](uintptr_t p, size_t n) { shadow_kernel_write(p, n, atomic); });
+  g_before = nullptr;
 }
 
 void note_full_recheck(const LaunchSite& site) {
