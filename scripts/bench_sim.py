@@ -19,6 +19,13 @@ report naming the machine.
     sudo apt-get install pocl-opencl-icd ocl-icd-opencl-dev oclgrind   # once, for the OpenCL rows
     python3 scripts/bench_sim.py [--n 1048576] [--tpb 256] [--numba-n 8192] [--oclgrind-n 65536]
                                  [--runs 3] [--no-numba] [--no-opencl] [--no-ucontext] [--out FILE]
+                                 [--programs | --no-programs] [--matmul-launches 11] [--scan-iters 2]
+                                 [--memory-mib 256]
+
+With --programs, only the real programs: bench/sim/matmul_tiled.cu (NVIDIA matrixMul's tiling) and
+bench/sim/scan_large.cu (a scan of 6.8 M ints), whole, on every core, with the fast path, the
+default (big launches checked on a sample of their blocks) and every block checked; and the host
+memory per byte of device memory (bench/sim/memory_figure.cu) with the checks off and on.
 
 What is counted: a *launched thread* is one CUDA thread of one kernel launch (blocks x threads
 per block, summed over the launches), counted once however many schedules re-run it. The rate
@@ -292,6 +299,78 @@ def baseline_report(root: Path, rev: str, n: int, tpb: int, runs: int) -> List[s
     return out
 
 
+# Real programs (bench/sim/, written here after NVIDIA's samples), built with `puzzle.py sim` and run
+# whole: (file, arguments, what it is).
+PROGRAMS = [
+    ("matmul_tiled.cu", "matrixMul's tiling: 200 blocks of 1024 threads, 20 barriers a thread"),
+    ("scan_large.cu", "a scan of 6.8 M ints in blocks of 512 threads (3 launches a scan)"),
+]
+# How each program runs: the fast path, the default (big launches sampled), every block checked.
+PROGRAM_MODES = [
+    ("fast path (`CUDASIM_CHECKS=0`)", {"CUDASIM_CHECKS": "0"}),
+    ("checks on, big launches sampled (the default)", {}),
+    ("checks on, every block (`CUDASIM_SAMPLE=all`)", {"CUDASIM_SAMPLE": "all"}),
+]
+
+
+def build_program(root: Path, name: str) -> Path:
+    out = subprocess.run([sys.executable, str(root / "scripts" / "puzzle.py"), "sim", "--build-only",
+                          str(root / "bench" / "sim" / name)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, check=True)
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def run_program(binary: Path, args: List[str], env: dict) -> dict:
+    """Wall and CPU seconds of one whole run, and its own verdict (the program checks its answer)."""
+    full = dict(os.environ)
+    full.pop("CUDASIM_SAMPLE", None)
+    full.update(env)
+    before = os.times()
+    t0 = datetime.datetime.now()
+    proc = subprocess.run([str(binary)] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, env=full)
+    wall = (datetime.datetime.now() - t0).total_seconds()
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return {"wall": wall, "cpu": cpu, "ok": proc.returncode == 0, "out": proc.stdout + proc.stderr}
+
+
+def programs_report(root: Path, matmul_launches: int, scan_iters: int, memory_mib: int) -> List[str]:
+    args = {"matmul_tiled.cu": [str(matmul_launches - 1)], "scan_large.cu": ["6800000", str(scan_iters)]}
+    lines = ["## Real programs", "",
+             "Whole runs of programs modelled on NVIDIA's samples (bench/sim/), built unmodified with "
+             "`puzzle.py sim`, on every core (the default `CUDASIM_WORKERS`): matmul_tiled with %d launches "
+             "(the sample makes 301), scan_large with %d scans (the sample makes 100). Seconds are wall "
+             "time of the whole program and CPU time of the process." % (matmul_launches, scan_iters), "",
+             "| program | checks | wall s | CPU s | wall / fast path |", "|---|---|---|---|---|"]
+    failed = False
+    for name, what in PROGRAMS:
+        binary = build_program(root, name)
+        fast = None
+        for label, env in PROGRAM_MODES:
+            r = run_program(binary, args[name], env)
+            failed |= not r["ok"]
+            fast = fast or r["wall"]
+            lines.append("| `%s` (%s) | %s | %.1f | %.1f | %.2f |%s" % (name, what, label, r["wall"], r["cpu"],
+                                                                   r["wall"] / fast, "" if r["ok"] else " **FAILED**"))
+    lines += ["", "## Host memory per byte of device memory", "",
+              "`bench/sim/memory_figure.cu %d MODE`: %d MiB of device memory filled by `cudaMemset` or by a kernel, "
+              "then summed by a launch of 512 blocks of 256 threads; the program's peak resident memory (VmHWM) "
+              "beyond what it used before the allocation, per device byte." % (memory_mib, memory_mib), "",
+              "| fill | checks | host bytes per device byte |", "|---|---|---|"]
+    binary = build_program(root, "memory_figure.cu")
+    import re
+    for mode in ("memset", "kernel"):
+        for label, env in (("off (`CUDASIM_CHECKS=0`)", {"CUDASIM_CHECKS": "0"}), ("on (the default)", {})):
+            r = run_program(binary, [str(memory_mib), mode], env)
+            m = re.search(r"([\d.]+) host bytes per device byte", r["out"])
+            failed |= not (r["ok"] and m)
+            lines.append("| %s | %s | %s |" % (mode, label, m.group(1) if m else "**FAILED**"))
+    if failed:
+        lines.append("\n- WARNING: a program failed; the figures above are not valid.")
+    return lines
+
+
 def fmt(x: float) -> str:
     return "{:,.0f}".format(x)
 
@@ -314,12 +393,33 @@ def main(argv):
     ap.add_argument("--no-opencl", action="store_true", help="skip PoCL and Oclgrind even if installed")
     ap.add_argument("--no-ucontext", action="store_true", help="skip the ucontext build (build-ucontext/)")
     ap.add_argument("--out", help="also write the report to this file")
+    ap.add_argument("--programs", action="store_true",
+                    help="only the real programs (bench/sim/matmul_tiled.cu, scan_large.cu) and the memory figure")
+    ap.add_argument("--no-programs", action="store_true", help="skip the real programs and the memory figure")
+    ap.add_argument("--matmul-launches", type=int, default=11, help="launches of matmul_tiled (default 11)")
+    ap.add_argument("--scan-iters", type=int, default=2, help="scans of scan_large (default 2)")
+    ap.add_argument("--memory-mib", type=int, default=256, help="device memory of the memory figure (default 256)")
     ap.add_argument("--baseline", metavar="REV",
                     help="instead of the full report: the fast path and every-check-on rows of this tree against "
                          "commit REV's, in one run (REV is built in build-baseline/)")
     args = ap.parse_args(argv)
 
     root = repo_root()
+    if args.programs:
+        try:
+            report = ["# CPU simulator: real programs and host memory (%s)" % datetime.date.today().isoformat(), "",
+                      "Machine: %s. No GPU.%s" % (machine(), (" Sources: " + source_version(root) + ".")
+                                                   if source_version(root) else ""),
+                      "Command: `python3 scripts/bench_sim.py %s`." % " ".join(argv), ""]
+            report += programs_report(root, args.matmul_launches, args.scan_iters, args.memory_mib)
+        except subprocess.CalledProcessError as e:
+            print("bench_sim.py: building a program failed: %s" % e.stderr, file=sys.stderr)
+            return 2
+        text = "\n".join(report) + "\n"
+        sys.stdout.write(text)
+        if args.out:
+            Path(args.out).write_text(text, encoding="utf-8")
+        return 1 if "WARNING" in text else 0
     if args.baseline:
         try:
             report = baseline_report(root, args.baseline, args.n, args.tpb, max(args.runs, 5))
@@ -484,6 +584,9 @@ def main(argv):
             report.append("- PoCL is not installed, so there is no OpenCL-on-the-CPU row (`%s`)." % OPENCL_INSTALL)
         if not grind:
             report.append("- Oclgrind is not installed, so there is no OpenCL-simulator row (`%s`)." % OPENCL_INSTALL)
+    if not args.no_programs:
+        report.append("")
+        report += programs_report(root, args.matmul_launches, args.scan_iters, args.memory_mib)
     failed = [r for _, big, small in rows for r in (big, small) if r["verdict"] != "pass"]
     failed += [r for r in loops + ([wide] if wide else []) + pocl + grind + ([nb] if nb else [])
                + ([grind_sim] if grind_sim else []) if r["verdict"] != "pass"]

@@ -12,6 +12,8 @@ bool set_schedules(const char* list);    // simulator only; false if unknown or 
 void set_seed(unsigned long long seed);  // seeds the simulator's random schedule
 // The simulator stops at an undefined value (uninitialized read, a shuffle of an absent lane) instead of warning.
 void strict_undefined_values();
+// The simulator's memory checker checks every block of every launch (no sampling of big launches).
+void check_every_block();
 // hook runs just before the process exits on a kernel error or a crash (exit code 3 race, 4 other).
 void on_fatal(void (*hook)(int code, const Diagnosis& d));
 int diagnosis_code(const char* kind);  // the exit code of a simulator kind (3 or 4), or 0: no such kind

@@ -17,6 +17,7 @@ std::string describe() {
 bool set_schedules(const char* list) { return cudasim::set_schedules(list); }
 void set_seed(unsigned long long seed) { cudasim::options().seed = seed; }
 void strict_undefined_values() { cudasim::options().undefined_values_are_errors = true; }
+void check_every_block() { cudasim::options().sample = 0; }
 static void (*g_fatal)(int, const Diagnosis&) = nullptr;
 
 static void forward_fatal(const cudasim::DiagnosisView& v) {

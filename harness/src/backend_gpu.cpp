@@ -20,6 +20,7 @@ std::string describe() {
 bool set_schedules(const char*) { return false; }
 void set_seed(unsigned long long) {}
 void strict_undefined_values() {}
+void check_every_block() {}
 void on_fatal(void (*)(int, const Diagnosis&)) {}
 int diagnosis_code(const char*) { return 0; }
 bool forbid_device_to_host_copies(bool) { return false; }  // a GPU cannot tell who copies

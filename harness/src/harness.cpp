@@ -349,6 +349,7 @@ int main(int argc, char** argv) {
   if (!c.show && !have_seed) return usage("give --show (the deterministic input) or --seed S (a random input)");
   backend::set_seed(c.seed + 1);
   backend::strict_undefined_values();
+  backend::check_every_block();  // check and grade judge every block, whatever CUDASIM_SAMPLE says
   backend::on_fatal(on_fatal);
   std::printf("backend:  %s\n", backend::describe().c_str());
   std::fflush(stdout);

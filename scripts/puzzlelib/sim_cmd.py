@@ -40,6 +40,8 @@ other kernel errors; otherwise the program's own exit status.
 The build is cached in <build dir>/sim-programs/ (PUZZLES_BUILD_DIR, default build/).
 Simulator settings come from the environment, e.g. CUDASIM_SCHEDULES=forward for one thread order
 instead of three (faster), CUDASIM_CHECKS=0 to turn the memory checker off (harness/sim/README.md).
+A big launch (64 blocks and 131072 threads or more) is checked on a sample of its blocks, and a
+note says which; CUDASIM_SAMPLE=all checks every block (slower).
 
 example:
   {prog} sim my_reduction.cu -- 1000000

@@ -116,6 +116,14 @@ void scoped_fence(unsigned char scope) {
 // The names and signatures are ThreadSanitizer's compiler interface (GCC and Clang emit the same
 // calls). Accesses outside a checked kernel return at the first test.
 
+// An atomic in a block that the checker skips (a sampled launch, sampling.cpp) is noted: what the
+// launch wrote may then legally depend on the order of its atomics.
+bool cudasim::detail::g_unchecked_block = false;
+bool cudasim::detail::g_unchecked_atomic = false;
+static inline __attribute__((always_inline)) void front_atomic() {
+  if (__builtin_expect(cudasim::detail::g_unchecked_block, 0)) cudasim::detail::g_unchecked_atomic = true;
+}
+
 // The fast path (no checked launch in flight, CUDASIM_CHECKS=0 or the unchecked schedules) costs
 // each access a call, one load of a plain global and a return: cudasim::detail::on_access reads
 // thread-locals and saves registers before its first test, which made it the top of a perf
@@ -186,50 +194,62 @@ void __tsan_atomic_signal_fence(int) {}
 // and acquire orders are fences around it in the checker's model.
 #define CUDASIM_ATOMICS(bits, T)                                                                               \
   T __tsan_atomic##bits##_load(const volatile T* a, int mo) {                                                  \
+    front_atomic();                                                                                            \
     front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), false, true, true, RA, 0, mo);                        \
     return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                               \
   }                                                                                                            \
   void __tsan_atomic##bits##_store(volatile T* a, T v, int mo) {                                               \
+    front_atomic();                                                                                            \
     front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, false, true, RA, 0, mo);                        \
     __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                                  \
   }                                                                                                            \
   T __tsan_atomic##bits##_exchange(volatile T* a, T v, int mo) {                                               \
+    front_atomic();                                                                                            \
     front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, false, true, RA, 0, mo);                        \
     return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                        \
   }                                                                                                            \
   T __tsan_atomic##bits##_fetch_add(volatile T* a, T v, int mo) {                                              \
+    front_atomic();                                                                                            \
     front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, 0, mo);                         \
     return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                                         \
   }                                                                                                            \
   T __tsan_atomic##bits##_fetch_sub(volatile T* a, T v, int mo) {                                              \
+    front_atomic();                                                                                            \
     front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, 0, mo);                         \
     return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                                         \
   }                                                                                                            \
   T __tsan_atomic##bits##_fetch_and(volatile T* a, T v, int mo) {                                              \
+    front_atomic();                                                                                            \
     front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, 0, mo);                         \
     return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                                         \
   }                                                                                                            \
   T __tsan_atomic##bits##_fetch_or(volatile T* a, T v, int mo) {                                               \
+    front_atomic();                                                                                            \
     front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, 0, mo);                         \
     return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                                          \
   }                                                                                                            \
   T __tsan_atomic##bits##_fetch_xor(volatile T* a, T v, int mo) {                                              \
+    front_atomic();                                                                                            \
     front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, 0, mo);                         \
     return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                                         \
   }                                                                                                            \
   T __tsan_atomic##bits##_fetch_nand(volatile T* a, T v, int mo) {                                             \
+    front_atomic();                                                                                            \
     front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, 0, mo);                         \
     return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                                        \
   }                                                                                                            \
   int __tsan_atomic##bits##_compare_exchange_strong(volatile T* a, T* c, T v, int mo, int) {                   \
+    front_atomic();                                                                                            \
     front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, kHowCas, mo);                   \
     return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                    \
   }                                                                                                            \
   int __tsan_atomic##bits##_compare_exchange_weak(volatile T* a, T* c, T v, int mo, int) {                     \
+    front_atomic();                                                                                            \
     front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, kHowCas, mo);                   \
     return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                    \
   }                                                                                                            \
   T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, T v, int mo, int) {                         \
+    front_atomic();                                                                                            \
     front_access(reinterpret_cast<uintptr_t>(a), sizeof(T), true, true, true, RA, kHowCas, mo);                   \
     __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                          \
     return c;                                                                                                  \

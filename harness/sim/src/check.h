@@ -115,6 +115,8 @@ uint32_t last_access_pc(const Worker& w, unsigned thread);
 enum class HostWrite : uint8_t { Copy = 1, Memset = 2 };
 void shadow_host_write(const void* dst, size_t bytes, HostWrite how);
 void shadow_device_copy(void* dst, const void* src, size_t bytes);
+// Bytes a kernel wrote outside the checker's sight (sampling.cpp); via_atomic: kInitViaAtomic.
+void shadow_kernel_write(uintptr_t p, size_t bytes, bool via_atomic);
 void shadow_alloc(uintptr_t data, size_t bytes, int id, uintptr_t map_lo, uintptr_t map_hi);
 void shadow_free(uintptr_t data);
 // Whether the last write of every word of [p, p + bytes) in the checked run was an atomic, or a

@@ -23,8 +23,9 @@ struct DevShadow {
   size_t bytes;
   int id;
   uintptr_t map_lo, map_hi;  // the buffer's slot in the arena: the gaps around it, front canaries, data, slack
-  Cell* cells;
+  Cell* cells;     // the checker's cells, touched only where a checked kernel accesses (null with the checks off)
   size_t ncells;
+  uint16_t* init;  // per word: which bytes hold a value and who wrote them (DevInit; null with the checks off)
 };
 extern std::mutex g_dev_mu;
 extern std::map<uintptr_t, DevShadow> g_dev;  // by data address
@@ -151,9 +152,9 @@ struct Ctx {
   uintptr_t addr;
   bool via_atomic;  // a store whose value or index may have come through an atomic (ThreadCheck::did_atomic)
 };
-// The bit of a device cell's `init` word that says its last write was an atomic or a store by a
-// thread that had used a device atomic (written_by_atomic: a schedule difference there is a note).
-static constexpr uint32_t kInitViaAtomic = 1u << 16;
+// The bit of a device word's init (DevShadow::init) that says its last write was an atomic or a store
+// by a thread that had used a device atomic (written_by_atomic: a schedule difference there is a note).
+static constexpr uint32_t kInitViaAtomic = 1u << 4;
 
 // An atomic outside shared memory: a release (a fence since the thread's last atomic, then this
 // atomic) publishes the block's writes; the atomic observes every release made so far. A

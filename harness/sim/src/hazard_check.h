@@ -121,13 +121,14 @@ static void report(Ctx& c, const Stamp& a, Pair p, const char* kind) {
   }
 }
 
-static void check_cell(Ctx& c, Cell& cell, uint32_t mask, bool write, bool read) {
+// `dinit`: the word's DevShadow::init (device memory), null for shared memory (Cell::init).
+static void check_cell(Ctx& c, Cell& cell, uint32_t mask, bool write, bool read, uint16_t* dinit) {
   const Stamp& s = c.s;
   const uint8_t flags = uint8_t((s.flags & 0x0f) | (mask << 4));
   // Initialised bytes.
   if (read) {
     uint32_t have;
-    if (c.space == Space::Device) have = cell.init & 0xf;
+    if (dinit) have = *dinit & 0xf;
     else have = (cell.init >> 4) == (s.run & 0x0fffffffu) ? (cell.init & 0xf) : 0;
     if ((have & mask) != mask) record_uninit(c);
   }
@@ -140,7 +141,7 @@ static void check_cell(Ctx& c, Cell& cell, uint32_t mask, bool write, bool read)
     if (__builtin_expect(p != Pair::Fine, 0)) report(c, *r, p, "write-after-read");
     store_stamp(cell.w, s, flags);
     cell.r1.run = cell.r2.run = 0;
-    if (c.space == Space::Device) cell.init = set_dev_init(cell.init, mask, 3) | (c.via_atomic ? kInitViaAtomic : 0);
+    if (dinit) *dinit = uint16_t(set_dev_init(*dinit, mask, 3) | (c.via_atomic ? kInitViaAtomic : 0));
     else {
       uint32_t cur = (cell.init >> 4) == (s.run & 0x0fffffffu) ? (cell.init & 0xf) : 0;
       cell.init = ((s.run & 0x0fffffffu) << 4) | cur | mask;
@@ -165,6 +166,7 @@ inline __attribute__((always_inline)) void MemoryChecker::access(const AccessEve
   Ctx c;
   c.space = e.space;
   Cell* cells;
+  uint16_t* dinit = nullptr;
   uintptr_t base;
   WorkerCheck& wc = *w->ck;
   if (c.space == Space::Shared) {
@@ -179,6 +181,7 @@ inline __attribute__((always_inline)) void MemoryChecker::access(const AccessEve
     DevShadow* d = e.region;
     base = d->data;
     cells = d->cells;
+    dinit = d->init;
     c.w = w;
     c.t = &t;
     c.addr = a;
@@ -261,7 +264,7 @@ inline __attribute__((always_inline)) void MemoryChecker::access(const AccessEve
   uintptr_t hi = a + size;
   for (uintptr_t ca = base + ((a - base) & ~uintptr_t(3)); ca < hi; ca += 4) {
     uint32_t m = byte_mask(ca, a, hi);
-    check_cell(c, cells[(ca - base) >> 2], m, write, read);
+    check_cell(c, cells[(ca - base) >> 2], m, write, read, dinit ? dinit + ((ca - base) >> 2) : nullptr);
   }
 }
 

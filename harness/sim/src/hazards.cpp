@@ -7,6 +7,7 @@
 
 #include "checker_state.h"
 #include "events.h"
+#include "sampling.h"
 
 namespace cudasim {
 namespace detail {
@@ -55,6 +56,7 @@ void MemoryChecker::launch_begin(const LaunchBegin& e) {
 }
 
 void MemoryChecker::block_begin(Worker& w, unsigned n) {
+  sample_block(w);  // a block of a big launch outside the sample runs unchecked (sampling.cpp)
   if (!w.checking) return;
   Checker& c = g_chk;
   if (!w.ck) w.ck = new WorkerCheck();  // lives as long as the worker

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdarg>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -180,6 +181,10 @@ extern __thread Worker* tl_worker;
 // Some observer watches the launch in flight: the instrumentation's entry points raise accesses
 // (access.cpp). Off, an access costs a call, this test and a return.
 extern bool g_observed_launch;
+// A block of a sampled launch that the checker skips is running (sampling.cpp): its accesses take
+// the fast path, and an atomic only sets g_unchecked_atomic (access.cpp).
+extern bool g_unchecked_block;
+extern bool g_unchecked_atomic;
 
 // An error found while running a grid: the first one wins.
 struct ErrorRec {
@@ -212,6 +217,9 @@ struct Grid {
   // number of workers.
   bool interleave = false;
   uint64_t seed;
+  // A big launch checked on a sample of its blocks (sampling.cpp): 1 for each block the checker
+  // checks; empty when every block is checked.
+  std::vector<uint8_t> sample;
   std::vector<uint32_t> order;  // block dispatch order
   std::atomic<size_t> next{0};
   std::atomic<bool> abort{false};
@@ -275,12 +283,27 @@ std::string alloc_str(const Alloc& a);
 // For a faulting address: a description of what it hits (guard page, freed buffer...), or "".
 // *kind, when given, becomes out_of_bounds or use_after_free for an address the description names.
 std::string describe_address(uintptr_t addr, Kind* kind = nullptr);
-// Race detection: copy every live allocation / compare with a copy / restore it.
-struct Snapshot {
-  std::vector<std::pair<const Alloc*, std::vector<unsigned char>>> parts;
+// Race detection: copy every live allocation / compare with a copy / restore it. A copy is kept in
+// chunks of kSnapChunk bytes: a chunk of one repeated byte (memory nothing wrote yet, a memset)
+// is that byte, and a snapshot taken with a `base` keeps only the chunks that differ from it.
+constexpr size_t kSnapChunk = 4096;
+struct SnapPart {
+  const Alloc* a;
+  // Per chunk: an offset into `data`, or kSnapUniform | the byte, or kSnapBase (the base's chunk).
+  std::vector<uint64_t> at;
+  std::vector<unsigned char> data;
 };
-void snapshot_take(Snapshot& s);
+constexpr uint64_t kSnapUniform = uint64_t(1) << 62, kSnapBase = uint64_t(1) << 63;
+struct Snapshot {
+  std::vector<SnapPart> parts;
+  const Snapshot* base = nullptr;
+};
+// `base`: keep only the chunks that differ from it (it must outlive `s`).
+void snapshot_take(Snapshot& s, const Snapshot* base = nullptr);
 void snapshot_restore(const Snapshot& s);
+// Calls fn(address, bytes) for each run of elements of device memory (words of an untyped buffer)
+// in which some byte differs from the copy.
+void snapshot_changes(const Snapshot& s, const std::function<void(uintptr_t, size_t)>& fn);
 // Returns "" when equal, else a description of the first differences.
 // Elements that only atomics wrote are counted in *atomic_only instead (when given).
 std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* name_b, size_t* atomic_only = nullptr);

@@ -9,6 +9,7 @@
 
 #include "events.h"
 #include "internal.h"
+#include "sampling.h"
 
 namespace cudasim {
 
@@ -56,6 +57,15 @@ Options& options() {
     if (const char* v = std::getenv("CUDASIM_SEED")) x->seed = std::strtoull(v, nullptr, 10);
     if (const char* v = std::getenv("CUDASIM_STACK_KB")) x->stack_bytes = size_t(std::atoi(v)) * 1024;
     if (const char* v = std::getenv("CUDASIM_CHECKS")) x->checks = !(std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0);
+    if (const char* v = std::getenv("CUDASIM_SAMPLE")) {
+      char* end = nullptr;
+      long n = std::strtol(v, &end, 10);
+      if (std::strcmp(v, "all") == 0) x->sample = 0;
+      else if (std::strcmp(v, "auto") == 0) x->sample = -1;
+      else if (end != v && *end == 0 && n > 0) x->sample = int(std::min(n, 1L << 30));
+      else
+        std::fprintf(stderr, "cudasim: ignoring CUDASIM_SAMPLE=%s (expected all, auto, or a number of blocks to check)\n", v);
+    }
     if (const char* v = std::getenv("CUDASIM_MAX_BARRIERS")) x->max_barrier_passes = std::max(1L, std::atol(v));
     if (const char* v = std::getenv("CUDASIM_SCHEDULES"))
       if (!parse_schedules(*x, v))
@@ -247,7 +257,11 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
   }
   managed_before_launch();
   Snapshot before, first;
-  if (count > 1) snapshot_take(before);
+  // A big launch is checked on a sample of its blocks (sampling.cpp); a finding there runs the
+  // checked schedule again on every block (`full`), from the memory it started from.
+  const bool sampled = o.checks && launch_sampled(uint64_t(grid.x) * grid.y * grid.z, uint64_t(block.x) * block.y * block.z);
+  bool full = !sampled, rerun = false;
+  if (count > 1 || sampled) snapshot_take(before);
   for (int s = 0; s < count; ++s) {
     if (s > 0) snapshot_restore(before);
     Grid g;
@@ -267,8 +281,11 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     // The 'random' schedule of a checked launch also runs its blocks side by side (workers.cpp).
     // Not when some shared memory is per OS thread (cu2cpp's note): blocks taking turns would share it.
     g.interleave = o.checks && !g.observed && g.schedule == Schedule::Random && !thread_local_shared_used();
+    // A sampled launch: the checked run checks the sample; the other orders run on every core.
+    if (sampled && s > 0) g.spin_watch = g.interleave = false;
+    if (g.checking && !full) choose_sample(g, launch_no, &before);
     g.seed = o.seed * 0x9E3779B97F4A7C15ull + launch_no;
-    g_schedule_index.store(s);
+    g_schedule_index.store(rerun ? 1 : s);  // (a checked run again prints nothing again)
     Observers::launch_begin(LaunchBegin{g, aptr.data(), aname.data(), (int)aptr.size(), aro.data()});
     g_observed_launch = g.observed || g.spin_watch;
     run_grid(g);
@@ -277,6 +294,14 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     g_schedule_index.store(0);
     Diagnosis checked;
     std::string found = check_launch_end(g, &checked);
+    if (!g.sample.empty() && (g.err.code || !found.empty())) {
+      note_full_recheck(site);
+      full = rerun = true;
+      snapshot_restore(before);
+      --s;
+      continue;
+    }
+    if (!g.sample.empty()) unchecked_writes_done(before);
     if (g.err.code) {
       if (count > 1 && !g.checking)
         g.err.message += strf("\n  (found while running the '%s' thread schedule)", schedule_name(g.schedule));
@@ -310,7 +335,7 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
       report_kernel_error(e);
       return;
     }
-    if (count > 1 && s == 0) snapshot_take(first);
+    if (count > 1 && s == 0) snapshot_take(first, &before);
     if (s > 0) {
       size_t atomic_only = 0;
       // The schedule that ran blocks side by side (Grid::interleave): a difference that only it

@@ -433,23 +433,101 @@ void register_symbol(void* p, size_t bytes, const char* name, const char* file, 
   symbols().push_back(Alloc{0, a, bytes, a, bytes, 1, name, file, line});
 }
 
-void snapshot_take(Snapshot& s) {
-  Registry& r = reg();
-  std::lock_guard<std::mutex> lock(r.mu);
-  s.parts.clear();
-  for (auto& kv : r.live) {
-    const Alloc& a = kv.second;
-    const unsigned char* d = reinterpret_cast<const unsigned char*>(a.data);
-    s.parts.emplace_back(&a, std::vector<unsigned char>(d, d + a.bytes));
-  }
-  for (const Alloc& a : symbols()) {
-    const unsigned char* d = reinterpret_cast<const unsigned char*>(a.data);
-    s.parts.emplace_back(&a, std::vector<unsigned char>(d, d + a.bytes));
+// One buffer's bytes into `part`, chunk by chunk (internal.h, Snapshot): a chunk of one repeated
+// byte costs nothing, and one equal to the base's chunk (`base`, when given) neither.
+static void snap_part(SnapPart& part, const Alloc& a, const SnapPart* base, const Snapshot* base_snap);
+static const unsigned char* snap_chunk(const Snapshot& s, size_t i, size_t c, unsigned char* tmp, size_t len);
+
+static void snap_part(SnapPart& part, const Alloc& a, const SnapPart* base, const Snapshot* base_snap) {
+  const unsigned char* d = reinterpret_cast<const unsigned char*>(a.data);
+  const size_t chunks = (a.bytes + kSnapChunk - 1) / kSnapChunk;
+  part.a = &a;
+  part.at.resize(chunks);
+  unsigned char tmp[kSnapChunk];
+  for (size_t c = 0; c < chunks; ++c) {
+    const unsigned char* p = d + c * kSnapChunk;
+    const size_t len = std::min(kSnapChunk, a.bytes - c * kSnapChunk);
+    if (base && base->a == &a) {
+      const unsigned char* b = snap_chunk(*base_snap, size_t(base - base_snap->parts.data()), c, tmp, len);
+      if (std::memcmp(b, p, len) == 0) {
+        part.at[c] = kSnapBase;
+        continue;
+      }
+    }
+    if (len > 0 && std::memcmp(p, p + 1, len - 1) == 0) {
+      part.at[c] = kSnapUniform | p[0];
+      continue;
+    }
+    part.at[c] = part.data.size();
+    part.data.insert(part.data.end(), p, p + len);
   }
 }
 
+// The bytes of chunk c of part i of s (len bytes): a pointer into s, its base, or tmp.
+static const unsigned char* snap_chunk(const Snapshot& s, size_t i, size_t c, unsigned char* tmp, size_t len) {
+  const uint64_t at = s.parts[i].at[c];
+  if (at & kSnapBase) return snap_chunk(*s.base, i, c, tmp, len);
+  if (at & kSnapUniform) {
+    std::memset(tmp, int(at & 0xff), len);
+    return tmp;
+  }
+  return s.parts[i].data.data() + at;
+}
+
+void snapshot_take(Snapshot& s, const Snapshot* base) {
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mu);
+  s.parts.clear();
+  s.base = base;
+  size_t i = 0;
+  auto add = [&](const Alloc& a) {
+    s.parts.emplace_back();
+    const SnapPart* b = base && i < base->parts.size() ? &base->parts[i] : nullptr;
+    snap_part(s.parts.back(), a, b, base);
+    ++i;
+  };
+  for (auto& kv : r.live) add(kv.second);
+  for (const Alloc& a : symbols()) add(a);
+}
+
 void snapshot_restore(const Snapshot& s) {
-  for (auto& part : s.parts) std::memcpy(reinterpret_cast<void*>(part.first->data), part.second.data(), part.second.size());
+  unsigned char tmp[kSnapChunk];
+  for (size_t i = 0; i < s.parts.size(); ++i) {
+    const Alloc& a = *s.parts[i].a;
+    for (size_t c = 0; c < s.parts[i].at.size(); ++c) {
+      const size_t len = std::min(kSnapChunk, a.bytes - c * kSnapChunk);
+      unsigned char* d = reinterpret_cast<unsigned char*>(a.data) + c * kSnapChunk;
+      const unsigned char* src = snap_chunk(s, i, c, tmp, len);
+      if (std::memcmp(d, src, len) != 0) std::memcpy(d, src, len);  // pages left alone stay unshared
+    }
+  }
+}
+
+void snapshot_changes(const Snapshot& s, const std::function<void(uintptr_t, size_t)>& fn) {
+  unsigned char tmp[kSnapChunk];
+  for (size_t i = 0; i < s.parts.size(); ++i) {
+    const Alloc& a = *s.parts[i].a;
+    if (a.id == 0) continue;  // __device__ variables have no shadow
+    const unsigned char* d = reinterpret_cast<const unsigned char*>(a.data);
+    for (size_t c = 0; c < s.parts[i].at.size(); ++c) {
+      const size_t off = c * kSnapChunk, len = std::min(kSnapChunk, a.bytes - off);
+      const unsigned char* old = snap_chunk(s, i, c, tmp, len);
+      if (std::memcmp(old, d + off, len) == 0) continue;
+      for (size_t b = 0; b < len;) {
+        if (old[b] == d[off + b]) {
+          ++b;
+          continue;
+        }
+        // Whole elements (words of an untyped buffer): a byte of a new value may equal the old one.
+        const size_t el = a.elem > 1 ? a.elem : 4;
+        size_t e = b;
+        while (e < len && old[e] != d[off + e]) ++e;
+        const size_t lo = (off + b) / el * el, hi = std::min(a.bytes, (off + e + el - 1) / el * el);
+        fn(a.data + lo, hi - lo);
+        b = e;
+      }
+    }
+  }
 }
 
 static std::string element_str(const Alloc& a, const unsigned char* p) {
@@ -465,14 +543,23 @@ static std::string element_str(const Alloc& a, const unsigned char* p) {
 }
 
 std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* name_b, size_t* atomic_only) {
-  Snapshot now;
-  snapshot_take(now);
+  // Device memory now against the copy, chunk by chunk; a buffer that differs is spelled out.
   std::string out;
-  for (size_t i = 0; i < a.parts.size() && i < now.parts.size(); ++i) {
-    const auto& x = a.parts[i].second;
-    const auto& y = now.parts[i].second;
-    if (x == y) continue;
-    const Alloc& al = *a.parts[i].first;
+  unsigned char tmp[kSnapChunk];
+  for (size_t i = 0; i < a.parts.size(); ++i) {
+    const Alloc& al = *a.parts[i].a;
+    const unsigned char* y = reinterpret_cast<const unsigned char*>(al.data);
+    bool same = true;
+    for (size_t c = 0; same && c < a.parts[i].at.size(); ++c) {
+      const size_t len = std::min(kSnapChunk, al.bytes - c * kSnapChunk);
+      same = std::memcmp(snap_chunk(a, i, c, tmp, len), y + c * kSnapChunk, len) == 0;
+    }
+    if (same) continue;
+    std::vector<unsigned char> x(al.bytes);
+    for (size_t c = 0; c < a.parts[i].at.size(); ++c) {
+      const size_t len = std::min(kSnapChunk, al.bytes - c * kSnapChunk);
+      std::memcpy(&x[c * kSnapChunk], snap_chunk(a, i, c, tmp, len), len);
+    }
     size_t elem = al.elem ? al.elem : 1, count = x.size() / elem, differ = 0;
     const bool untyped = al.id != 0 && alloc_untyped(al);  // (void**) cudaMalloc: counted in bytes
     std::string first;

@@ -31,6 +31,11 @@ struct Options {
   // false (programs run with `puzzle.py sim`), the report is a warning and the run goes on; the
   // schedule comparison then decides, since each schedule fills undefined values differently.
   bool undefined_values_are_errors = false;
+  // Big launches (CUDASIM_SAMPLE): -1 (`auto`, the default) checks a launch of at least 64 blocks
+  // and 131072 threads on a sample of its blocks (the first, the last and 8 drawn from the seed)
+  // and runs the rest unchecked; 0 (`all`, the puzzles' harness) checks every block; N > 0 checks
+  // N drawn blocks beside the first and the last in every launch of more than N + 2 blocks.
+  int sample = -1;
 };
 Options& options();  // initialised from CUDASIM_* environment variables on first use
 // Parses "forward,reverse,random"; returns false on an unknown name.
