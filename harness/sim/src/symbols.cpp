@@ -351,7 +351,8 @@ std::string source_of(void* pc) {
     return getcwd(b, sizeof b) ? std::string(b) + "/" : std::string();
   }();
   std::string out;
-  for (Frame f : symbolize(info.dli_fname, {off})[0]) {
+  const std::vector<Frames> chains = symbolize(info.dli_fname, {off});  // kept: the loop reads its first
+  for (Frame f : chains[0]) {
     f.file = user_site(f.file, &f.line);
     if (!cwd.empty() && f.file.compare(0, cwd.size(), cwd) == 0) f.file.erase(0, cwd.size());
     if (!out.empty()) out += "\n (inlined by) ";
