@@ -3,8 +3,6 @@
 // callee-saved registers as it left them although the other fiber overwrote every one of them.
 // Built once per fiber implementation (tests/CMakeLists.txt), so the native x86-64 and AArch64
 // switches, Boost's and ucontext each pass it.
-#define CATCH_CONFIG_MAIN
-#define CATCH_CONFIG_NO_POSIX_SIGNALS
 #include <catch2/catch.hpp>
 
 #include <cstdint>
