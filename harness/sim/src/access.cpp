@@ -113,7 +113,10 @@ void scoped_fence(unsigned char scope) {
 
 // ---- the instrumentation's entry points -------------------------------------------------------
 // The names and signatures are ThreadSanitizer's compiler interface (GCC and Clang emit the same
-// calls). Accesses outside a checked kernel return at the first test.
+// calls). Accesses outside a checked kernel return at the first test. On macOS Apple's clang emits
+// the same calls; Mach-O's leading underscore is added to these C names and to the calls alike,
+// and the definitions are linked into the program itself, so two-level namespaces (which bind a
+// symbol to the dylib that defines it) never come into play.
 
 // The fast path (no checked launch in flight, CUDASIM_CHECKS=0 or the unchecked schedules) costs
 // each access a call, one load of a plain global and a return: cudasim::detail::on_access reads
