@@ -11,5 +11,5 @@ set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
 # /usr/lib/aarch64-linux-gnu, which find_package then prefers to the machine's own.
 set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
 # CTest (and catch_discover_tests, which lists a test program's cases by running it) run the
-# programs through qemu, with the cross toolchain's C and C++ libraries as the root.
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu)
+# programs under qemu-aarch64, through the script that picks their C library and address space.
+set(CMAKE_CROSSCOMPILING_EMULATOR ${CMAKE_CURRENT_LIST_DIR}/../../scripts/qemu-aarch64.sh)

@@ -20,8 +20,10 @@ from .common import err, ncpu, out, quote_cmd
 # The planted race of p14 --simple (tests/planted/p14): Kogge-Stone without the read/write split.
 # Its header says what `check` must answer.
 RACE_PLANT = "simple_no_read_write_split"
-# The cross toolchain's C and C++ libraries: qemu-aarch64 runs the programs with this root.
+# The cross toolchain's C and C++ libraries (and Boost, where it was built into them).
 AARCH64_SYSROOT = "/usr/aarch64-linux-gnu"
+# Runs an AArch64 program under qemu-aarch64 with one C library and a bounded address space.
+QEMU_RUN = Path(__file__).resolve().parents[1] / "qemu-aarch64.sh"
 AARCH64_APT = ["g++-aarch64-linux-gnu", "qemu-user"]
 AARCH64_BOOST_APT = "libboost-context-dev:arm64"
 
@@ -194,7 +196,7 @@ def qemu_launcher(build: Path, binary: Path, symbolizer: Optional[str]) -> Path:
     lines = ["#!/bin/sh", "# Runs %s under qemu-aarch64 (written by scripts/puzzlelib/platforms.py)." % binary.name]
     if symbolizer:
         lines.append("CUDASIM_SYMBOLIZER=%s; export CUDASIM_SYMBOLIZER" % symbolizer)
-    lines.append('exec qemu-aarch64 -L %s "%s" "$@"' % (AARCH64_SYSROOT, binary))
+    lines.append('exec "%s" "%s" "$@"' % (QEMU_RUN, binary))
     script.write_text("\n".join(lines) + "\n")
     script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return script
