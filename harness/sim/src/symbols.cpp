@@ -318,6 +318,19 @@ void symbolize_sites(const std::vector<uint32_t>& pcs) {
   std::vector<uintptr_t> offsets;
   for (uint32_t pc : todo) offsets.push_back(pc - 1);  // the call instruction, not the return address
   std::vector<Frames> chains = symbolize(exe_path(), offsets);
+  // clang gives some of the calls its instrumentation inserts no line (line 0); the instruction
+  // after the call, the access itself, has the learner's line.
+  std::vector<size_t> lineless;
+  std::vector<uintptr_t> after;
+  for (size_t i = 0; i < todo.size(); ++i)
+    if (chains[i].empty()) {
+      lineless.push_back(i);
+      after.push_back(todo[i]);
+    }
+  if (!after.empty()) {
+    std::vector<Frames> again = symbolize(exe_path(), after);
+    for (size_t k = 0; k < lineless.size(); ++k) chains[lineless[k]] = again[k];
+  }
   for (size_t i = 0; i < todo.size(); ++i) {
     const Frame* best = nullptr;
     for (const Frame& f : chains[i]) {
