@@ -63,10 +63,10 @@ def available_targets(build: Path) -> List[str]:
     return sorted(names)
 
 
-def sim_test_targets(build: Path, backends: Tuple[str, ...]) -> Tuple[List[str], str]:
-    """The programs of the simulator's "sim" tests (Catch2 cases, the fiber switch, the profiler)
-    for the given fiber backends ("boost": the library the puzzles use), and a ctest -R pattern
-    that selects their tests."""
+def sim_test_targets(build: Path, backends: Tuple[str, ...], profiler: bool = True) -> Tuple[List[str], str]:
+    """The programs of the simulator's "sim" tests (Catch2 cases, the fiber switch and, unless
+    profiler is false, the profiler) for the given fiber backends ("boost": the library the puzzles
+    use), and a ctest -R pattern that selects their tests."""
     have = set(available_targets(build))
     if "cudasim_tests_ucontext" not in have:
         # Without Boost there is one library, cudasim, which is the ucontext build.
@@ -74,7 +74,9 @@ def sim_test_targets(build: Path, backends: Tuple[str, ...]) -> Tuple[List[str],
     wanted = []
     for backend in backends:
         suffix = "_ucontext" if backend == "ucontext" and "cudasim_tests_ucontext" in have else ""
-        wanted += ["cudasim_tests" + suffix, "cudasim_profile_tests" + suffix, "cudasim_fiber_tests_" + backend]
+        wanted += ["cudasim_tests" + suffix, "cudasim_fiber_tests_" + backend]
+        if profiler:
+            wanted.append("cudasim_profile_tests" + suffix)
     return [t for t in wanted if t in have], "^sim-(%s)/" % "|".join(backends)
 
 
@@ -152,12 +154,13 @@ def clang_step(root: Path, build: Path, jobs: str) -> Tuple[Optional[bool], str]
                                             "-DCMAKE_CXX_COMPILER=" + cxx])
     if run(configure) != 0:
         return False, "configure failed"
-    targets, tests = sim_test_targets(build, ("boost",))
+    # Lean, for CI's time: the profiler's counting does not depend on the compiler.
+    targets, tests = sim_test_targets(build, ("boost",), profiler=False)
     targets += ["p14_solution_cpu", "planted_p14_%s_cpu" % RACE_PLANT]
     if run(["cmake", "--build", str(build), "-j", jobs, "--target"] + targets) != 0:
         return False, "build failed"
     # Both halves run, whichever fails: each says something of its own about the platform.
-    skip = "|".join(re.escape(name) for name in CLANG_KNOWN_FAILURES)
+    skip = "|".join([re.escape(name) for name in CLANG_KNOWN_FAILURES] + ["/profiler$"])
     tests_ok = run(["ctest", "--output-on-failure", "-j", jobs, "-R", tests, "-E", skip], cwd=str(build)) == 0
     check_ok = check_p14(root, lambda p: p, build)
     return tests_ok and check_ok, failures(tests_ok, check_ok)
