@@ -15,17 +15,26 @@ from typing import List, Optional
 from .build import CMAKE_MISSING, BuildLock, configure_cmd
 from .common import PROG, UsageError, err, fmt_seconds, ncpu, out, quote_cmd, rel, test_build_dir
 from .options import parse
+from . import platforms
 
 TEST_HELP = """\
-usage: {prog} test
+usage: {prog} test [--aarch64]
 
 The project's test suite, as CI runs it:
   1. check dependencies (CMake, a C++ compiler, Catch2 v2, Boost.Context, pytest, ruff, headless
-     Chromium); as root with apt-get and pip, missing ones are installed
+     Chromium); as root with apt-get and pip, missing ones are installed (and clang and LLVM,
+     which step 6 and the symbolizer tests use)
   2. ruff check: the Python linter over scripts/ and tests/ (ruff.toml)
   3. configure and build everything in build-test/ ($PUZZLES_TEST_BUILD_DIR) with -DPUZZLES_TESTS=ON
   4. ctest (simulator and driver tests)
   5. pytest tests/python, against that build
+  6. clang: the simulator's Catch2 tests and p14 --simple (its solution and a planted race) built
+     with clang in build-clang/; skipped, saying why, when clang++ is not installed
+
+  --aarch64   7. the same tests cross-compiled for AArch64 Linux and run under qemu-aarch64, in
+              build-aarch64/ (also: python3 scripts/cross_aarch64.py); as root the cross compiler,
+              qemu-user and Boost.Context for arm64 are installed. Not run by default: it takes
+              longer than the rest of the suite on a 2-core machine.
 """
 
 
@@ -102,6 +111,20 @@ def find_chromium() -> Optional[str]:
     return None
 
 
+# Installed with the rest as root, but not required: the clang step skips without clang, and the
+# symbolizer tests force llvm-symbolizer only where it is installed.
+OPTIONAL_DEPS = [Dep("clang (the clang build step)", apt="clang"), Dep("llvm-symbolizer", apt="llvm")]
+
+
+def missing_optional_deps() -> List[Dep]:
+    missing = []
+    if not platforms.find_clang():
+        missing.append(OPTIONAL_DEPS[0])
+    if not shutil.which("llvm-symbolizer"):
+        missing.append(OPTIONAL_DEPS[1])
+    return missing
+
+
 def missing_deps() -> List[Dep]:
     missing = []
     if not shutil.which("cmake"):
@@ -172,15 +195,26 @@ def explain_missing(missing: List[Dep]) -> None:
     err("or, with pixi (https://pixi.sh), which brings everything:  pixi run test")
 
 
+def is_root_with_apt() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get") is not None
+
+
 def check_deps() -> bool:
     missing = missing_deps()
     if not missing:
         out("all dependencies found")
+        optional = missing_optional_deps()
+        if optional and is_root_with_apt():
+            out("installing the optional: " + ", ".join(d.name for d in optional))
+            install_deps(optional)
+        elif optional:
+            out("optional, not installed: %s (sudo apt-get install %s)" % (", ".join(d.name for d in optional),
+                                                                         " ".join(d.apt for d in optional)))
         return True
     is_root = hasattr(os, "geteuid") and os.geteuid() == 0
     if is_root and shutil.which("apt-get"):
-        out("installing: " + ", ".join(d.name for d in missing))
-        install_deps(missing)
+        out("installing: " + ", ".join(d.name for d in missing + missing_optional_deps()))
+        install_deps(missing + missing_optional_deps())
         importlib.invalidate_caches()
         missing = missing_deps()
         if not missing:
@@ -202,7 +236,7 @@ def check_deps() -> bool:
 
 
 def cmd_test(root: Path, args: List[str]) -> int:
-    p = parse(args, {})
+    p = parse(args, {"--aarch64": None})
     if p.help:
         out(TEST_HELP.format(prog=PROG))
         return 0
@@ -211,6 +245,8 @@ def cmd_test(root: Path, args: List[str]) -> int:
     build = test_build_dir(root)
     jobs = str(ncpu())
     timings = []  # (step, seconds, ok)
+
+    skipped = []  # (step, why)
 
     def step(name: str, fn) -> bool:
         out("")
@@ -222,10 +258,25 @@ def cmd_test(root: Path, args: List[str]) -> int:
         out("== %s: %s (%s)" % (name, "ok" if ok else "FAILED", fmt_seconds(seconds)))
         return ok
 
+    def optional_step(name: str, fn) -> bool:
+        """A step that may not apply here: fn returns (None, why) to be skipped, else (ok, why)."""
+        result = []
+        ok = step(name, lambda: result.append(fn()) or result[0][0] is not False)
+        verdict, why = result[0]
+        if verdict is None:
+            timings.pop()
+            skipped.append((name, why))
+            out("== %s: skipped: %s" % (name, why))
+        elif not verdict:
+            err("%s: %s" % (name, why))
+        return ok
+
     def summary(code: int) -> int:
         out("")
         for name, seconds, ok in timings:
             out("  %-28s %-7s %s" % (name, "ok" if ok else "FAILED", fmt_seconds(seconds)))
+        for name, why in skipped:
+            out("  %-28s skipped (%s)" % (name, why))
         total = sum(t[1] for t in timings)
         failed = [t[0] for t in timings if not t[2]]
         if failed:
@@ -253,4 +304,11 @@ def cmd_test(root: Path, args: List[str]) -> int:
     env = dict(os.environ, PUZZLES_BUILD_DIR=str(build))
     ok = step("pytest", lambda: _run([sys.executable, "-m", "pytest", "-q", "--durations=20", "tests/python"],
                                      env=env, cwd=str(root)) == 0) and ok
+    # After the main suite: a clang or cross build failure still leaves its results to read.
+    ok = optional_step("clang", lambda: platforms.clang_step(root, root / "build-clang", jobs)) and ok
+    if p.options.get("--aarch64"):
+        ok = optional_step("aarch64 (qemu)", lambda: platforms.aarch64_step(root, root / "build-aarch64", jobs,
+                                                                            install=is_root_with_apt())) and ok
+    else:
+        skipped.append(("aarch64 (qemu)", "opt-in: %s test --aarch64, or python3 scripts/cross_aarch64.py" % PROG))
     return summary(0 if ok else 1)

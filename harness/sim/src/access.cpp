@@ -114,7 +114,10 @@ void scoped_fence(unsigned char scope) {
 
 // ---- the instrumentation's entry points -------------------------------------------------------
 // The names and signatures are ThreadSanitizer's compiler interface (GCC and Clang emit the same
-// calls). Accesses outside a checked kernel return at the first test.
+// calls). Accesses outside a checked kernel return at the first test. On macOS Apple's clang emits
+// the same calls; Mach-O's leading underscore is added to these C names and to the calls alike,
+// and the definitions are linked into the program itself, so two-level namespaces (which bind a
+// symbol to the dylib that defines it) never come into play.
 
 // An atomic in a block that the checker skips (a sampled launch, sampling.cpp) is noted: what the
 // launch wrote may then legally depend on the order of its atomics.

@@ -1,18 +1,20 @@
 // The one place that knows how fibers switch. Three implementations:
-// - native (x86-64 System V, in fiber.cpp): saves the six callee-saved registers on the running
-//   stack and swaps stack pointers, about a dozen instructions. Used where Boost.Context is
-//   enabled (CUDASIM_FIBERS=AUTO or BOOST) and the machine is x86-64: a perf profile of the fast
+// - native (in fiber.cpp), for x86-64 System V and AArch64 (AAPCS64), on ELF (Linux) and Mach-O
+//   (macOS): saves the callee-saved registers on the running stack and swaps stack pointers, about
+//   a dozen instructions on x86-64, two dozen on AArch64. Used where Boost.Context is enabled
+//   (CUDASIM_FIBERS=AUTO or BOOST) and the machine is one of those two: a perf profile of the fast
 //   path showed Boost's jump_fcontext spending most of its time in ldmxcsr/fldcw, which reload
 //   floating-point control words that no simulated thread changes.
 // - Boost.Context's fcontext on the other architectures Boost supports;
-// - ucontext, the zero-dependency fallback (it makes a system call per switch).
+// - ucontext, the zero-dependency fallback (it makes a system call per switch; macOS marks it
+//   deprecated, and its headers refuse it without _XOPEN_SOURCE).
 #pragma once
 
 #include "private.h"
 
 #include <cstddef>
 
-#if CUDASIM_USE_BOOST_CONTEXT && defined(__x86_64__) && defined(__ELF__) && !defined(_WIN32)
+#if CUDASIM_USE_BOOST_CONTEXT && (defined(__x86_64__) || defined(__aarch64__)) && (defined(__ELF__) || defined(__APPLE__))
 #define CUDASIM_NATIVE_SWITCH 1
 #elif CUDASIM_USE_BOOST_CONTEXT
 #include <boost/context/detail/fcontext.hpp>
@@ -26,7 +28,8 @@
 // fiber.cpp: stores the stack pointer of the suspended context at *save and continues the one
 // whose stack pointer is `next`.
 extern "C" void cudasim_fiber_switch(void** save, void* next) __attribute__((visibility("hidden")));
-// fiber.cpp: where a new fiber's first switch lands; it calls entry (rbx) with arg (r12).
+// fiber.cpp: where a new fiber's first switch lands; it calls entry with arg, which NativeFrame's
+// fiber_make put in two callee-saved registers (x86-64: rbx and r12; AArch64: x19 and x20).
 extern "C" void cudasim_fiber_start() __attribute__((visibility("hidden")));
 #endif
 
@@ -54,26 +57,46 @@ struct FiberCtx {
 // Prepares `f` to run entry(arg) on the stack [lo, lo + size) when first switched to. The entry
 // never returns; it ends by switching away for good.
 #if CUDASIM_NATIVE_SWITCH
-// What a suspended native context holds at its stack pointer, lowest address first: the pushes of
-// cudasim_fiber_switch in reverse, then the address it continues at. Inline: every thread of
-// every block gets a fresh one.
-struct NativeFrame {
+// What a suspended native context holds at its stack pointer, lowest address first: what
+// cudasim_fiber_switch stored, and the address it continues at. Inline: every thread of every
+// block gets a fresh one.
+#if defined(__x86_64__)
+struct NativeFrame {  // the pushes, in reverse, then the return address the call pushed
   void* r15;
   void* r14;
   void* r13;
   void* r12;
-  void* rbx;
+  void* rbx;  // a new fiber's entry
   void* rbp;
   void* ret;
 };
+static_assert(sizeof(NativeFrame) == 56, "fiber.cpp's x86-64 switch pushes six registers");
+inline NativeFrame native_start_frame(void (*entry)(void*), void* arg, void* start) {
+  return NativeFrame{nullptr, nullptr, nullptr, arg, reinterpret_cast<void*>(entry), nullptr, start};
+}
+#else
+struct NativeFrame {  // AAPCS64's callee-saved registers, as the switch's stp instructions store them
+  void* x[10];  // x19..x28; a new fiber's entry in x19, its argument in x20
+  void* fp;     // x29
+  void* lr;     // x30: where the context continues
+  double d[8];  // d8..d15, the low halves of v8..v15 (the upper halves are caller-saved)
+};
+static_assert(sizeof(NativeFrame) == 160, "fiber.cpp's AArch64 switch stores 20 registers");
+inline NativeFrame native_start_frame(void (*entry)(void*), void* arg, void* start) {
+  NativeFrame f{};
+  f.x[0] = reinterpret_cast<void*>(entry);
+  f.x[1] = arg;
+  f.lr = start;
+  return f;
+}
+#endif
 
-// A new fiber's first switch continues at cudasim_fiber_start with entry in rbx and arg in r12,
-// and the stack pointer 16-byte aligned, so that its call of entry(arg) follows the ABI.
+// A new fiber's first switch continues at cudasim_fiber_start with entry and arg in callee-saved
+// registers, and the stack pointer 16-byte aligned (both ABIs ask that of a call).
 inline void fiber_make(FiberCtx& f, void* lo, size_t size, void (*entry)(void*), void* arg) {
   uintptr_t top = (reinterpret_cast<uintptr_t>(lo) + size) & ~uintptr_t(15);
   NativeFrame* fr = reinterpret_cast<NativeFrame*>(top - sizeof(NativeFrame));
-  *fr = NativeFrame{nullptr, nullptr, nullptr, arg, reinterpret_cast<void*>(entry), nullptr,
-                    reinterpret_cast<void*>(&cudasim_fiber_start)};
+  *fr = native_start_frame(entry, arg, reinterpret_cast<void*>(&cudasim_fiber_start));
   f.sp = fr;
 }
 #else
@@ -98,7 +121,7 @@ inline void fiber_prefetch(const FiberCtx& f) { __builtin_prefetch(f.sp); }
 inline void fiber_prefetch(const FiberCtx&) {}
 #endif
 
-// "native x86-64", "boost.context" or "ucontext": what --stats and bench_sim.py report.
+// "native x86-64", "native aarch64", "boost.context" or "ucontext": what --stats and bench_sim.py report.
 const char* fiber_name();
 
 }  // namespace detail

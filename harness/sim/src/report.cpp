@@ -2,7 +2,11 @@
 // turns a runaway thread into a message instead of a hang.
 #include <dlfcn.h>
 #include <signal.h>
+#if defined(__APPLE__)
+#include <sys/ucontext.h>  // macOS's <ucontext.h> refuses to be included without _XOPEN_SOURCE
+#else
 #include <ucontext.h>
+#endif
 #include <unistd.h>
 
 #include <algorithm>
@@ -167,6 +171,10 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
   pc = reinterpret_cast<void*>(static_cast<ucontext_t*>(uctx)->uc_mcontext.gregs[REG_RIP]);
 #elif defined(__linux__) && defined(__aarch64__)
   pc = reinterpret_cast<void*>(static_cast<ucontext_t*>(uctx)->uc_mcontext.pc);
+#elif defined(__APPLE__) && defined(__aarch64__)
+  pc = reinterpret_cast<void*>(static_cast<ucontext_t*>(uctx)->uc_mcontext->__ss.__pc);
+#elif defined(__APPLE__) && defined(__x86_64__)
+  pc = reinterpret_cast<void*>(static_cast<ucontext_t*>(uctx)->uc_mcontext->__ss.__rip);
 #else
   (void)uctx;
 #endif

@@ -1,7 +1,13 @@
-// The symbolizer: code addresses as "file:line" through addr2line, for the checker's stamps (offsets
-// from the executable's base, many at once) and for one address of any loaded object (crashes, host calls).
+// The symbolizer: code addresses as "file:line", for the checker's stamps (offsets from the
+// executable's base, many at once) and for one address of any loaded object (crashes, host calls).
+// It runs whichever of addr2line (binutils), llvm-symbolizer (LLVM, Xcode) and atos (macOS) is
+// installed, or the one CUDASIM_SYMBOLIZER names, and reads their answers into one form (Frame).
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#if defined(__APPLE__)
+#include <mach-o/dyld.h>  // _NSGetExecutablePath: macOS has no /proc
+#endif
 
 #include <algorithm>
 #include <climits>
@@ -10,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <sstream>
 
 #include "internal.h"
 
@@ -55,61 +62,252 @@ std::string user_site(std::string file, int* line) {
   return file;
 }
 
-// Rewrites every "PATH:LINE" of addr2line's text whose PATH is a translated copy.
-static std::string map_translated_paths(const std::string& text) {
-  std::string out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t e = text.find('\n', pos);
-    std::string l = text.substr(pos, e == std::string::npos ? std::string::npos : e - pos);
-    pos = e == std::string::npos ? text.size() : e + 1;
-    // "fn at PATH:LINE" (source_of's -f -p form) or "PATH:LINE" (symbolize_sites's form).
-    size_t at = l.rfind(" at ");
-    size_t start = at == std::string::npos ? 0 : at + 4;
-    size_t colon = l.rfind(':');
-    if (colon != std::string::npos && colon > start) {
-      int line = std::atoi(l.c_str() + colon + 1);
-      std::string file = user_site(l.substr(start, colon - start), &line);
-      if (file != l.substr(start, colon - start)) l = l.substr(0, start) + file + strf(":%d", line);
+// ---- the symbolizer programs --------------------------------------------------------------------------
+
+namespace {
+
+// One source frame of a code address; an address inlined into callers has several, innermost first.
+struct Frame {
+  std::string function;  // demangled; "" when the program did not name it
+  std::string file;
+  int line = 0;
+};
+using Frames = std::vector<Frame>;
+
+enum class Tool { addr2line, llvm_symbolizer, atos };
+struct Symbolizer {
+  Tool tool;
+  std::string command;  // the program, as found on PATH or given
+};
+
+const char* const kToolNames[] = {"addr2line", "llvm-symbolizer", "atos"};
+
+// `name` when it is an executable file (a path) or names one on PATH, as popen's shell would find it.
+bool installed(const std::string& name) {
+  auto runnable = [](const std::string& p) {
+    struct stat st;
+    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) return runnable(name);
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string d; std::getline(dirs, d, ':');)
+    if (runnable((d.empty() ? "." : d) + "/" + name)) return true;
+  return false;
+}
+
+// Which program `command` is, by its name: "aarch64-linux-gnu-addr2line" is an addr2line,
+// "llvm-symbolizer-14" an llvm-symbolizer.
+bool tool_of(const std::string& command, Tool* tool) {
+  std::string base = command.substr(command.rfind('/') == std::string::npos ? 0 : command.rfind('/') + 1);
+  for (Tool t : {Tool::llvm_symbolizer, Tool::addr2line, Tool::atos})
+    if (base.find(kToolNames[int(t)]) != std::string::npos) {
+      *tool = t;
+      return true;
     }
-    out += l;
-    if (e != std::string::npos) out += '\n';
+  return false;
+}
+
+// The symbolizer reports use, chosen once: CUDASIM_SYMBOLIZER when it names an installed program,
+// else the first installed of the platform's order (macOS's own atos first there). A choice that
+// cannot be honoured is said once on stderr, so that a report without file:line is explained.
+const Symbolizer* symbolizer() {
+  static const Symbolizer* chosen = [] {
+#if defined(__APPLE__)
+    const Tool order[] = {Tool::atos, Tool::llvm_symbolizer, Tool::addr2line};
+#else
+    const Tool order[] = {Tool::addr2line, Tool::llvm_symbolizer, Tool::atos};
+#endif
+    OwnCalls own;  // the notes, also from a simulated thread
+    std::string why;  // why the named one is not used
+    if (const char* named = std::getenv("CUDASIM_SYMBOLIZER"); named && *named) {
+      Tool t;
+      if (!tool_of(named, &t))
+        why = strf("CUDASIM_SYMBOLIZER=%s is none of addr2line, llvm-symbolizer and atos", named);
+      else if (!installed(named))
+        why = strf("CUDASIM_SYMBOLIZER=%s is not installed", named);
+      else
+        return new Symbolizer{t, named};
+    }
+    for (Tool t : order)
+      if (installed(kToolNames[int(t)])) {
+        if (!why.empty()) std::fprintf(stderr, "cudasim: note: %s; using %s instead.\n", why.c_str(), kToolNames[int(t)]);
+        return new Symbolizer{t, kToolNames[int(t)]};
+      }
+    std::fprintf(stderr,
+                 "cudasim: note: %s%sno symbolizer is installed (addr2line, llvm-symbolizer or atos), so reports name no "
+                 "file:line. Install one: Debian/Ubuntu `apt-get install binutils`, macOS `xcode-select --install`.\n",
+                 why.c_str(), why.empty() ? "" : "; ");
+    return static_cast<Symbolizer*>(nullptr);
+  }();
+  return chosen;
+}
+
+std::string shell_quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string run_command(const std::string& cmd) {
+  std::string out;
+  OwnCalls own;  // the simulator's popen, also from a simulated thread (host_calls.cpp)
+  if (FILE* f = popen((cmd + " 2>/dev/null").c_str(), "r")) {
+    char line[4096];
+    while (fgets(line, sizeof line, f)) out += line;
+    pclose(f);
   }
   return out;
 }
 
-// Runs addr2line once on the object `file`, with the options `opts`, for `offsets` (addresses in
-// the object, each followed by `after`), and returns what it printed without addr2line's
-// " (discriminator N)": it tells a learner nothing about the line it follows. "" when it cannot run.
-static std::string addr2line(const std::string& file, const char* opts, const std::vector<uintptr_t>& offsets, const char* after) {
-  std::string cmd = "addr2line -C " + std::string(opts) + " -e '" + file + "'";
-  for (uintptr_t off : offsets) cmd += strf(" 0x%lx%s", (unsigned long)off, after);
-  cmd += " 2>/dev/null";
-  std::string out;
-  OwnCalls own;  // the simulator's popen, also from a simulated thread (host_calls.cpp)
-  if (FILE* f = popen(cmd.c_str(), "r")) {
-    char line[2048];
-    while (fgets(line, sizeof line, f)) out += line;
-    pclose(f);
-  }
-  for (size_t p; (p = out.find(" (discriminator ")) != std::string::npos;) {
-    size_t e = out.find(')', p);
-    out.erase(p, e == std::string::npos ? std::string::npos : e + 1 - p);
-  }
-  return out;
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
 }
+
+// "file:line", "file:line:column" or "file:line (discriminator N)" as a frame's file and line;
+// false for the programs' "??:0" or "??:?" (no line information).
+bool parse_location(std::string loc, Frame* f) {
+  size_t disc = loc.find(" (discriminator ");
+  if (disc != std::string::npos) loc.erase(disc);
+  size_t colon = loc.rfind(':');
+  if (colon == std::string::npos) return false;
+  // A column follows the line when the text before the last colon ends in ":digits".
+  size_t prev = loc.rfind(':', colon - 1);
+  if (prev != std::string::npos && prev + 1 < colon &&
+      loc.find_first_not_of("0123456789", prev + 1) == colon) {
+    loc.erase(colon);
+    colon = prev;
+  }
+  f->file = loc.substr(0, colon);
+  f->line = std::atoi(loc.c_str() + colon + 1);
+  return f->line > 0 && !f->file.empty() && f->file.compare(0, 2, "??") != 0;
+}
+
+void add_frame(Frames& frames, const std::string& function, const std::string& location) {
+  Frame f;
+  if (!parse_location(location, &f)) return;
+  f.function = function == "??" ? "" : function;
+  frames.push_back(f);
+}
+
+// addr2line -a prints each address ("0x000000000000abcd") before its frames, which keeps them apart
+// even where an address has no line information; -f prints a function line before each location.
+std::vector<Frames> run_addr2line(const Symbolizer& s, const std::string& object, const std::vector<uintptr_t>& offsets) {
+  std::string cmd = s.command + " -C -f -i -a -e " + shell_quoted(object);
+  for (uintptr_t off : offsets) cmd += strf(" 0x%lx", (unsigned long)off);
+  std::vector<Frames> result;
+  std::vector<std::string> lines = lines_of(run_command(cmd));
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    if (l.size() > 2 && l.compare(0, 2, "0x") == 0 && l.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos) {
+      result.emplace_back();
+    } else if (!result.empty() && i + 1 < lines.size()) {
+      add_frame(result.back(), l, lines[i + 1]);
+      ++i;
+    }
+  }
+  return result;
+}
+
+// llvm-symbolizer prints a function line and a "file:line:column" line per frame, and an empty
+// line after each address. --relative-address: the offsets count from the object's image base,
+// as dladdr's do (for a Mach-O executable that base is __TEXT's address, 0x100000000).
+std::vector<Frames> run_llvm_symbolizer(const Symbolizer& s, const std::string& object, const std::vector<uintptr_t>& offsets) {
+  std::string cmd = s.command + " --obj=" + shell_quoted(object) +
+                    " --relative-address --inlines --demangle --functions=linkage --output-style=LLVM";
+  for (uintptr_t off : offsets) cmd += strf(" 0x%lx", (unsigned long)off);
+  std::vector<Frames> result(1);
+  std::vector<std::string> lines = lines_of(run_command(cmd));
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].empty()) {
+      result.emplace_back();
+    } else if (i + 1 < lines.size()) {
+      add_frame(result.back(), lines[i], lines[i + 1]);
+      ++i;
+    }
+  }
+  if (result.back().empty()) result.pop_back();  // after the last address's empty line
+  return result;
+}
+
+// atos prints one line per address with -d: its inlined frames, innermost first, joined by the
+// delimiter, each "function (in object) (file:line)". -l places the object at an address of our
+// choosing; the offsets are added to it.
+std::vector<Frames> run_atos(const Symbolizer& s, const std::string& object, const std::vector<uintptr_t>& offsets) {
+  const uintptr_t base = uintptr_t(1) << 32;  // the usual __TEXT address of a Mach-O executable
+  const char delimiter = '\x1f';
+  auto parse = [&](const std::string& line) {
+    Frames frames;
+    std::stringstream in(line);
+    for (std::string fr; std::getline(in, fr, delimiter);) {
+      size_t open = fr.rfind(" (");
+      size_t in_obj = fr.find(" (in ");
+      if (open == std::string::npos || fr.back() != ')' || open == in_obj) continue;
+      add_frame(frames, fr.substr(0, in_obj), fr.substr(open + 2, fr.size() - open - 3));
+    }
+    return frames;
+  };
+  auto cmd_for = [&](const std::vector<uintptr_t>& offs) {
+    std::string cmd = s.command + " -o " + shell_quoted(object) + strf(" -l 0x%lx", (unsigned long)base) + " -i -fullPath -d '" +
+                      std::string(1, delimiter) + "'";
+    for (uintptr_t off : offs) cmd += strf(" 0x%lx", (unsigned long)(base + off));
+    return cmd;
+  };
+  std::vector<std::string> lines = lines_of(run_command(cmd_for(offsets)));
+  if (lines.size() != offsets.size()) {
+    // An atos that ignores -d prints a line per frame: ask for one address at a time.
+    lines.clear();
+    for (uintptr_t off : offsets) {
+      std::string text = run_command(cmd_for({off}));
+      for (char& c : text)
+        if (c == '\n') c = delimiter;
+      lines.push_back(text);
+    }
+  }
+  std::vector<Frames> result;
+  for (const std::string& l : lines) result.push_back(parse(l));
+  return result;
+}
+
+// The frames of each offset in `object` (addresses relative to where it is loaded), from one run of
+// the symbolizer; as many entries as offsets, empty where nothing is known or nothing could run.
+std::vector<Frames> symbolize(const std::string& object, const std::vector<uintptr_t>& offsets) {
+  std::vector<Frames> result;
+  const Symbolizer* s = symbolizer();
+  if (s && !object.empty() && !offsets.empty()) {
+    switch (s->tool) {
+      case Tool::addr2line: result = run_addr2line(*s, object, offsets); break;
+      case Tool::llvm_symbolizer: result = run_llvm_symbolizer(*s, object, offsets); break;
+      case Tool::atos: result = run_atos(*s, object, offsets); break;
+    }
+  }
+  result.resize(offsets.size());
+  return result;
+}
+
+}  // namespace
 
 // ---- the checker's code addresses: offsets from the executable's base ----------------------------
 
 static std::string exe_path() {
   char b[PATH_MAX];
+#if defined(__APPLE__)
+  uint32_t size = sizeof b;
+  char real[PATH_MAX];
+  if (_NSGetExecutablePath(b, &size) != 0 || !realpath(b, real)) return "";
+  return real;
+#else
   ssize_t n = readlink("/proc/self/exe", b, sizeof b - 1);
   if (n <= 0) return "";
   b[n] = 0;
   return b;
+#endif
 }
 
-// "file:line" for each pc, from one addr2line call; the innermost inlined frame that is not the
+// "file:line" for each pc, from one symbolizer run; the innermost inlined frame that is not the
 // simulator's own header or a system header (that is the learner's line).
 static std::map<uint32_t, std::string> g_sites;
 void symbolize_sites(const std::vector<uint32_t>& pcs) {
@@ -119,35 +317,29 @@ void symbolize_sites(const std::vector<uint32_t>& pcs) {
   if (todo.empty()) return;
   std::vector<uintptr_t> offsets;
   for (uint32_t pc : todo) offsets.push_back(pc - 1);  // the call instruction, not the return address
-  // `@` makes addr2line print "??:0" between addresses: a separator that keeps inlined chains apart.
-  std::string outp = addr2line(exe_path(), "-i", offsets, " @");
-  std::vector<std::vector<std::string>> chains(1);
-  size_t pos = 0;
-  while (pos < outp.size()) {
-    size_t e = outp.find('\n', pos);
-    if (e == std::string::npos) e = outp.size();
-    std::string l = outp.substr(pos, e - pos);
-    pos = e + 1;
-    if (l.rfind("??:", 0) == 0) {
-      chains.emplace_back();
-      continue;
+  std::vector<Frames> chains = symbolize(exe_path(), offsets);
+  // clang gives some of the calls its instrumentation inserts no line (line 0); the instruction
+  // after the call, the access itself, has the learner's line.
+  std::vector<size_t> lineless;
+  std::vector<uintptr_t> after;
+  for (size_t i = 0; i < todo.size(); ++i)
+    if (chains[i].empty()) {
+      lineless.push_back(i);
+      after.push_back(todo[i]);
     }
-    chains.back().push_back(l);
+  if (!after.empty()) {
+    std::vector<Frames> again = symbolize(exe_path(), after);
+    for (size_t k = 0; k < lineless.size(); ++k) chains[lineless[k]] = again[k];
   }
   for (size_t i = 0; i < todo.size(); ++i) {
-    std::string best = "?";
-    if (i < chains.size())
-      for (const std::string& fl : chains[i]) {
-        bool lib = fl.find("/cudasim/") != std::string::npos || fl.find("/include/cuda/") != std::string::npos ||
-                   fl.rfind("/usr/", 0) == 0;
-        if (best == "?" || !lib) best = fl;
-        if (!lib) break;
-      }
-    if (best != "?") {
-      size_t colon = best.rfind(':');
-      best = where(best.substr(0, colon).c_str(), std::atoi(best.c_str() + colon + 1));
+    const Frame* best = nullptr;
+    for (const Frame& f : chains[i]) {
+      bool lib = f.file.find("/cudasim/") != std::string::npos || f.file.find("/include/cuda/") != std::string::npos ||
+                 f.file.rfind("/usr/", 0) == 0 || f.file.rfind("/Library/", 0) == 0 || f.file.rfind("/Applications/", 0) == 0;
+      if (!best || !lib) best = &f;
+      if (!lib) break;
     }
-    g_sites[todo[i]] = best;
+    g_sites[todo[i]] = best ? where(best->file.c_str(), best->line) : "?";
   }
 }
 std::string site_of(uint32_t pc) {
@@ -159,22 +351,26 @@ const std::string& symbolized_site(uint32_t pc) { return g_sites[pc]; }
 
 // ---- any code address: through the object that holds it ----------------------------------------------
 
-// file:line of a code address, through addr2line when it is installed.
+// "function at file:line", then a line " (inlined by) function at file:line" per caller it was
+// inlined into (addr2line's -p -i form), for a code address of any loaded object; "" when unknown.
 std::string source_of(void* pc) {
   OwnCalls own;  // popen, also from a simulated thread
   Dl_info info;
   if (!pc || !dladdr(pc, &info) || !info.dli_fname) return "";
   uintptr_t off = reinterpret_cast<uintptr_t>(pc) - reinterpret_cast<uintptr_t>(info.dli_fbase);
-  std::string out = addr2line(info.dli_fname, "-f -i -p", {off}, "");
-  if (out.empty() || out.find("??") == 0) return "";
-  while (!out.empty() && out.back() == '\n') out.pop_back();
   // Make the repository's paths relative, like the other messages.
   static std::string cwd = [] {
     char b[PATH_MAX];
     return getcwd(b, sizeof b) ? std::string(b) + "/" : std::string();
   }();
-  out = map_translated_paths(out);
-  for (size_t p; !cwd.empty() && (p = out.find(cwd)) != std::string::npos;) out.erase(p, cwd.size());
+  std::string out;
+  const std::vector<Frames> chains = symbolize(info.dli_fname, {off});  // kept: the loop reads its first
+  for (Frame f : chains[0]) {
+    f.file = user_site(f.file, &f.line);
+    if (!cwd.empty() && f.file.compare(0, cwd.size(), cwd) == 0) f.file.erase(0, cwd.size());
+    if (!out.empty()) out += "\n (inlined by) ";
+    out += (f.function.empty() ? std::string("??") : f.function) + " at " + f.file + strf(":%d", f.line);
+  }
   return out;
 }
 
