@@ -340,7 +340,7 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
       size_t atomic_only = 0;
       // The schedule that ran blocks side by side (Grid::interleave): a difference that only it
       // shows depends on how blocks interleave, which the orders of one block at a time never show.
-      const bool interleaved = o.checks && o.schedules[s] == Schedule::Random;
+      const bool interleaved = g.interleave;
       const std::string interleaved_note = strf(
           "\n  The '%s' order also runs several blocks side by side, taking turns at barriers and polls, as a GPU does. If "
           "the answer is wrong after it, a block used a value that another block changed before it was done: an update "
