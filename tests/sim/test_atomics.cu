@@ -349,13 +349,17 @@ TEST_CASE("cuda::atomic_ref, cuda::atomic and cuda::std::atomic_ref: loads, stor
   REQUIRE(out.download() == std::vector<int>{5, 5, 5, 11, 1});
 }
 
-// Message passing between blocks with cuda::atomic_ref: block 0 writes the data, then sets the flag
-// with a release store; block 1 spins with acquire loads, then reads the data. With relaxed orders
-// nothing orders the data accesses: a race.
+// Message passing between blocks with cuda::atomic_ref: the first block to start writes the data,
+// then sets the flag with a release store; the other spins with acquire loads, then reads the data.
+// With relaxed orders nothing orders the data accesses: a race. Roles come from a ticket: waiting
+// by blockIdx for a block that has not started waits for ever (the 'reverse' order).
 template <bool Ordered>
-__global__ void message_passing(int* data, int* flag, int* out) {
+__global__ void message_passing(int* data, int* flag, int* out, unsigned* ticket) {
   cuda::atomic_ref<int, cuda::thread_scope_device> f(*flag);
-  if (blockIdx.x == 0) {
+  __shared__ unsigned role;
+  if (threadIdx.x == 0) role = atomicAdd(ticket, 1u);
+  __syncthreads();
+  if (role == 0) {
     data[threadIdx.x] = 100 + threadIdx.x;  // @mp-write
     __syncthreads();
     if (threadIdx.x == 0) f.store(1, Ordered ? cuda::std::memory_order_release : cuda::std::memory_order_relaxed);
@@ -368,14 +372,16 @@ __global__ void message_passing(int* data, int* flag, int* out) {
   }
 }
 
-TEST_CASE("cuda::atomic_ref release/acquire orders blocks; relaxed does not", "[atomics][libcu][race]") {
+TEST_CASE("cuda::atomic_ref release/acquire orders blocks, relaxed does not", "[atomics][libcu][race]") {
   Buf<int> data(32, 0), flag(1, 0), out(32, 0);
-  message_passing<true><<<2, 32>>>(data, flag, out);
+  Buf<unsigned> ticket(1, 0u);
+  message_passing<true><<<2, 32>>>(data, flag, out, ticket);
   std::vector<int> h = out.download();
   for (int t = 0; t < 32; ++t) REQUIRE(h[t] == 100 + t);
 
   flag.upload({0});
-  cudasim::KernelError e = simtest::kernel_error([&] { message_passing<false><<<2, 32>>>(data, flag, out); });
+  ticket.upload({0u});
+  cudasim::KernelError e = simtest::kernel_error([&] { message_passing<false><<<2, 32>>>(data, flag, out, ticket); });
   REQUIRE(e.code == 3);
   REQUIRE(std::string(e.diagnosis) == "race_device");
   REQUIRE_THAT(e.message, Catch::Contains("read-after-write between write at " + SITE("@mp-write") + " and read at " +

@@ -295,6 +295,23 @@ TEST_CASE("checker: device memory across blocks: the last-block ticket needs __t
 
 // ---- 5. a read-modify-write of one element from many threads --------------------------------
 
+// Every thread stores its own value into one element (no read): not an accumulator, so the advice
+// is one writer, not atomicAdd.
+__global__ void store_same(int* out) {
+  out[blockIdx.x] = int(threadIdx.x);  // @store-same
+}
+
+TEST_CASE("checker: every thread storing into one element is told to let one thread store it", "[checker][race][device]") {
+  Buf<int> out(2, 0);
+  cudasim::KernelError e = kernel_error([&] { store_same<<<2, 64>>>(out.get()); });
+  REQUIRE(e.code == 3);
+  REQUIRE_THAT(e.message, Catch::Contains("write-after-write between write at " + SITE("@store-same") + " and write at " +
+                                          SITE("@store-same")));
+  REQUIRE_THAT(e.message, Catch::Contains("Every thread stores to the same element, so the last store wins"));
+  REQUIRE_THAT(e.message, Catch::Contains("if (threadIdx.x == 0) out[blockIdx.x] = ...;"));
+  REQUIRE_THAT(e.message, !Catch::Contains("use atomicAdd"));
+}
+
 __global__ void plus_equals(int* out, int x) {
   *out += x;  // @pe
 }
@@ -702,14 +719,16 @@ TEST_CASE("checker: uninitialized shared memory is 0xCD in the first schedule, 0
 
 // ---- scopes, mixed accesses, the read-only path, the reader's acquire (issue 19) ---------------
 
-// A release made with __threadfence_block() orders nothing for another block: block 0 writes,
-// fences at block scope and raises the flag; block 1 waits for the flag, fences, reads.
+// A release made with __threadfence_block() orders nothing for another block: the first block to
+// start writes, fences at block scope and raises the flag; the other waits for the flag, fences,
+// reads. Roles come from a ticket: a block that waited by blockIdx for one that has not started
+// would wait for ever (the 'reverse' order starts block 1 first).
 template <bool DeviceFence>
-__global__ void fence_scope_publish(int* data, int* flag, int* out) {
-  if (blockIdx.x == 0) {
+__global__ void fence_scope_publish(int* data, int* flag, int* out, unsigned* ticket) {
+  if (atomicAdd(ticket, 1u) == 0) {
     data[0] = 42;  // @fs-write
     if (DeviceFence) __threadfence();
-    else __threadfence_block();
+    else __threadfence_block();  // @fs-fence-block
     atomicExch(flag, 1);
   } else {
     while (atomicAdd(flag, 0) == 0) {
@@ -719,18 +738,21 @@ __global__ void fence_scope_publish(int* data, int* flag, int* out) {
   }
 }
 
-TEST_CASE("checker: __threadfence_block() does not publish to another block; __threadfence() does", "[checker][scope]") {
+TEST_CASE("checker: __threadfence_block() does not publish to another block, __threadfence() does", "[checker][scope]") {
   Buf<int> data(1, 0), flag(1, 0), out(1, 0);
-  fence_scope_publish<true><<<2, 1>>>(data, flag, out);
+  Buf<unsigned> ticket(1, 0u);
+  fence_scope_publish<true><<<2, 1>>>(data, flag, out, ticket);
   REQUIRE(out.download()[0] == 42);
   flag.upload({0});
-  cudasim::KernelError e = kernel_error([&] { fence_scope_publish<false><<<2, 1>>>(data, flag, out); });
+  ticket.upload({0u});
+  cudasim::KernelError e = kernel_error([&] { fence_scope_publish<false><<<2, 1>>>(data, flag, out, ticket); });
   REQUIRE(e.code == 3);
   REQUIRE(std::string(e.diagnosis) == "race_device");
   REQUIRE_THAT(e.message, Catch::Contains("read-after-write between write at " + SITE("@fs-write") + " and read at " +
                                           SITE("@fs-read")));
   REQUIRE_THAT(e.message, Catch::Contains("[0] at " + SITE("@fs-write") + ", then block 1 thread 0 read it at " + SITE("@fs-read")));
   REQUIRE_THAT(e.message, Catch::Contains("in another block, with no release and acquire between them."));
+  REQUIRE_THAT(e.message, Catch::Contains("The writer's fence at " + SITE("@fs-fence-block") + " is __threadfence_block()"));
 }
 
 // A status word published as two 32-bit atomics (flag half, then value half) and read as one 64-bit

@@ -59,7 +59,7 @@ TEST_CASE("shared: every lane reading one word is a broadcast: 1 wavefront", "[p
   CHECK(c.ideal == 1);
 }
 
-TEST_CASE("shared: two lanes on two words of one bank conflict; on one word they do not", "[profile]") {
+TEST_CASE("shared: two lanes on two words of one bank conflict, on one word they do not", "[profile]") {
   Warp w(0, 4, 4);
   w.addr[1] = 32 * 4;  // lane 1 reads word 32 (bank 0, like lane 0's word 0); bank 1 is idle
   auto c = shared_cost(kAll, w.addr, w.size);

@@ -255,6 +255,20 @@ static bool accumulator(const Finding& f) {
   return false;
 }
 
+// Whether some hazard at the finding's line involves a read (`sum += x`): an accumulator. Only
+// writes (`out[0] = v` by every thread) are one value stored many times instead.
+static bool read_at_line(const Finding& f) {
+  const std::string site = symbolized_site(f.pc_a);
+  for (const Finding& h : g_chk.hazards)
+    if (h.kind != "write-after-write" && (symbolized_site(h.pc_a) == site || symbolized_site(h.pc_b) == site)) return true;
+  return false;
+}
+
+static const char* const kOneWriter =
+    "Every thread stores to the same element, so the last store wins, and which one is last depends on the order. If one "
+    "value is meant (the block's result), let one thread store it: `if (threadIdx.x == 0) out[blockIdx.x] = ...;`. If "
+    "every thread's value counts, give each thread its own element, or combine the values (atomicAdd, a reduction).";
+
 static std::string advice(const Finding& f) {
   switch (f.cls) {
     case HazardClass::Scope:
@@ -295,6 +309,7 @@ static std::string advice(const Finding& f) {
            " is __threadfence_block(): it orders the thread's writes only for the threads of its own block, so the atomic "
            "after it publishes nothing to another block. Use __threadfence() there (device scope), and __threadfence() "
            "after the reader's atomic that observed it.";
+  if (accumulator(f) && !read_at_line(f)) return kOneWriter;
   if (f.cross_block) {
     if (accumulator(f))
       return "Many threads update the same element: use atomicAdd (or another atomic) for a shared total, or give each "
