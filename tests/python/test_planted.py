@@ -119,7 +119,7 @@ ONE_WORKER = [p for p in PLANTED if header(p)["env"].get("CUDASIM_WORKERS") == "
 
 
 @pytest.mark.parametrize("path", ONE_WORKER, ids=lambda p: "%s/%s" % (p.parent.name, p.stem))
-def test_grade_rejects_planted_bug_on_one_worker(path):
+def test_grade_rejects_planted_bug_on_one_worker(path, tmp_path):
     from puzzlelib import grade, grade_report
     from puzzlelib.puzzles import load_puzzle
 
@@ -137,7 +137,7 @@ def test_grade_rejects_planted_bug_on_one_worker(path):
                               points=grade_report.Points(), only=None)
     grader = grade.Grader(ROOT, source=None, settings=settings, quiet=True)
     variant = load_puzzle(ROOT / "puzzles" / puzzle).variant_by_flag(flag)
-    row = grader.run_variant(variant, binary, checker, ROOT)
+    row = grader.run_variant(variant, binary, checker, ROOT, ROOT, tmp_path, [])
     assert row["verdict"] == h["expect"], "grade gave %r (%s), check gives %r:\n%s" % (
         row["verdict"], row["reason"], h["expect"], row["diagnostic"])
     assert row["points"] == 0 and row["failing_case"] is not None
