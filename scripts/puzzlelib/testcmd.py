@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from .build import CMAKE_MISSING, BuildLock, configure_cmd
-from .common import PROG, UsageError, err, fmt_seconds, ncpu, out, quote_cmd, rel, test_build_dir
+from .common import PROG, UsageError, err, fmt_seconds, ncpu, out, rel, test_build_dir
 from .options import parse
 from . import platforms
 
@@ -152,13 +152,7 @@ def missing_deps() -> List[Dep]:
     return missing
 
 
-def _run(cmd: List[str], env=None, cwd=None) -> int:
-    out("$ " + quote_cmd(cmd))
-    try:
-        return subprocess.call(cmd, env=env, cwd=cwd)
-    except OSError as e:
-        err("cannot run %s: %s" % (cmd[0], e))
-        return 127
+_run = platforms.run  # prints the command, runs it, 127 when it cannot start
 
 
 def install_deps(missing: List[Dep]) -> bool:
