@@ -5,7 +5,9 @@
 // flushed before each run while the input is under 4x the L2. One line per (size, config).
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o p14_tune bench/tune/p14_single_pass.cu
-//   ./p14_tune [--sizes 16,20,22,24,26,28,30] [--runs 30]
+//   ./p14_tune [--sizes 16,20,22,24,26,28,30] [--runs 30] [--only 4:256,8:512]
+//
+// --only keeps the listed CHUNKS:threads configurations (for ncu, which profiles one of them).
 //
 // Effective bandwidth counts 8 bytes per element (each int read once and written once).
 #include <cub/cub.cuh>
@@ -82,20 +84,28 @@ struct Config {
 int main(int argc, char** argv) {
   std::vector<int> logs = {16, 18, 20, 22, 24, 26, 28, 30};
   int runs = 30;
+  std::string only;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) {
       logs.clear();
       for (char* p = std::strtok(argv[++i], ","); p; p = std::strtok(nullptr, ",")) logs.push_back(std::atoi(p));
     } else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) {
       runs = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
+      only = std::string(",") + argv[++i] + ",";
     }
   }
+  using Launch = void (*)(const int*, int*, unsigned long long*, int, int);
+  const std::pair<int, Launch> shapes[] = {{1, launch_single_pass<1>},   {2, launch_single_pass<2>},
+                                           {4, launch_single_pass<4>},   {6, launch_single_pass<6>},
+                                           {8, launch_single_pass<8>},   {12, launch_single_pass<12>},
+                                           {16, launch_single_pass<16>}};
   std::vector<Config> configs;
-  for (int tpb : {256, 512})
-    for (auto [c, f] : {std::pair<int, void (*)(const int*, int*, unsigned long long*, int, int)>{4, launch_single_pass<4>},
-                        {8, launch_single_pass<8>},
-                        {12, launch_single_pass<12>}})
-      configs.push_back({c, tpb, f});
+  for (int tpb : {128, 256, 512, 1024})
+    for (auto [c, f] : shapes) {
+      const std::string key = "," + std::to_string(c) + ":" + std::to_string(tpb) + ",";
+      if (only.empty() || only.find(key) != std::string::npos) configs.push_back({c, tpb, f});
+    }
   cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
   Gpu g;
@@ -137,6 +147,10 @@ int main(int argc, char** argv) {
     for (const Config& c : configs) {
       CK(cudaMemset(out, 0, n * sizeof(int)));
       c.launch(in, out, status, int(n), c.tpb);
+      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {  // e.g. too many registers for the block
+        std::printf("n=2^%d chunks %2d tpb %4d not launched: %s\n", lg, c.chunks, c.tpb, cudaGetErrorString(e));
+        continue;
+      }
       CK(cudaDeviceSynchronize());
       std::vector<int> got(n);
       CK(cudaMemcpy(got.data(), out, n * sizeof(int), cudaMemcpyDeviceToHost));
