@@ -3,6 +3,9 @@
 Built for real, in a fresh copy of the repository: the simulator's own explanation (an #error in
 harness/sim/include) is shown although it is not in the learner's file, and a CUDA function the
 simulator lacks is named as such instead of g++'s "did you mean" guess alone.
+
+The tests share one copy, so the simulator is built once (the first test builds it from nothing)
+and each later test rebuilds only the learner's file, which the `tree` fixture puts back first.
 """
 
 import shutil
@@ -12,14 +15,25 @@ import pytest
 from test_concurrency import finish, fresh_tree, start
 
 
-@pytest.fixture
-def needs_toolchain():
+@pytest.fixture(scope="module")
+def shared_tree(tmp_path_factory):
     if not shutil.which("cmake") or not any(shutil.which(c) for c in ("c++", "g++", "clang++")):
         pytest.skip("needs cmake and a C++ compiler")
+    root = fresh_tree(tmp_path_factory.mktemp("build_messages"))
+    learner = root / "puzzles" / "p14" / "p14.cu"
+    return root, learner.read_text(encoding="utf-8")
 
 
-def test_cub_and_a_missing_intrinsic_are_explained(tmp_path, needs_toolchain):
-    root = fresh_tree(tmp_path)
+@pytest.fixture
+def tree(shared_tree):
+    """The shared copy with the learner's file as it was copied."""
+    root, pristine = shared_tree
+    (root / "puzzles" / "p14" / "p14.cu").write_text(pristine, encoding="utf-8")
+    return root
+
+
+def test_cub_and_a_missing_intrinsic_are_explained(tree):
+    root = tree
     learner = root / "puzzles" / "p14" / "p14.cu"
     text = learner.read_text(encoding="utf-8")
     launcher = text.index("{", text.index("void p14_naive(")) + 1
@@ -35,10 +49,10 @@ def test_cub_and_a_missing_intrinsic_are_explained(tmp_path, needs_toolchain):
     assert str(root) not in output.split("Build of")[1]  # paths relative to the repository
 
 
-def test_cooperative_groups_and_cuda_malloc_async_build(tmp_path, needs_toolchain):
+def test_cooperative_groups_and_cuda_malloc_async_build(tree):
     """Both were refused before the simulator had them (issue 12): a learner file that uses them
     now builds and runs, and the puzzle's verdict is about the kernel, not the build."""
-    root = fresh_tree(tmp_path)
+    root = tree
     learner = root / "puzzles" / "p14" / "p14.cu"
     text = learner.read_text(encoding="utf-8")
     launcher = text.index("{", text.index("void p14_naive(")) + 1
@@ -52,10 +66,10 @@ def test_cooperative_groups_and_cuda_malloc_async_build(tmp_path, needs_toolchai
     assert "p14 --simple failed" in output
 
 
-def test_the_simulators_own_headers_refuse_a_learner_file(tmp_path, needs_toolchain):
+def test_the_simulators_own_headers_refuse_a_learner_file(tree):
     """cudasim/control.h (schedules, error modes, last writers) and harness/sim/src are not CUDA: a
     puzzle file that used them would pass here and not build with nvcc, so its build stops and says so."""
-    root = fresh_tree(tmp_path)
+    root = tree
     learner = root / "puzzles" / "p14" / "p14.cu"
     text = learner.read_text(encoding="utf-8")
     learner.write_text('#include <cudasim/control.h>\n#include "../../harness/sim/src/events.h"\n' + text,
@@ -86,8 +100,8 @@ def test_thrust_and_cub_advice_from_compiler_output():
     assert bld.unsupported_cuda_advice("p.cu:1:10: fatal error: mylib/thrust.h: No such file or directory\n") == []
 
 
-def test_a_puzzle_file_that_includes_thrust_gets_the_advice(tmp_path, needs_toolchain):
-    root = fresh_tree(tmp_path)
+def test_a_puzzle_file_that_includes_thrust_gets_the_advice(tree):
+    root = tree
     learner = root / "puzzles" / "p14" / "p14.cu"
     learner.write_text("#include <thrust/scan.h>\n" + learner.read_text(encoding="utf-8"), encoding="utf-8")
     code, output = finish(start(root, "run", "p14", "--simple", "--backend", "cpu"))
