@@ -78,15 +78,27 @@ def puzzle_json(title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def readme_values(root: Path, name: str) -> dict:
+# What the commands of a README's "Running it" block do, in each README's language: the Korean page
+# is Korean outside its code, and the comments of its code too (as in puzzles/p13/README.ko.md).
+RUN_COMMENTS = {
+    "README.md": ["your file, on the show input", "many sizes and random inputs", "the reference solution"],
+    "README.ko.md": ["작은 예시 입력으로 내 kernel 실행", "여러 크기와 무작위 입력", "같은 입력으로 정답 코드 실행"],
+}
+# A variant's summary is English (puzzle.json); the Korean table asks for it in Korean.
+SUMMARY = {"README.md": "%s", "README.ko.md": "(한국어로 옮겨 주세요) %s"}
+
+
+def readme_values(root: Path, name: str, page: str = "README.md") -> dict:
+    """The table rows and commands of puzzles/NAME/PAGE (README.md or README.ko.md), from puzzle.json."""
     puzzle = load_puzzle(root / "puzzles" / name)
-    rows = ["| `%s` | %s | %s |" % (v.flag, v.summary, ", ".join(str(t) for t in v.tpb))
+    rows = ["| `%s` | %s | %s |" % (v.flag, SUMMARY[page] % v.summary, ", ".join(str(t) for t in v.tpb))
             for v in puzzle.variants.values()]
+    run, check, solution = RUN_COMMENTS[page]
     commands = []
     for v in puzzle.variants.values():
-        commands += ["%s run %s %s              # your file, on the show input" % (PROG, name, v.flag),
-                     "%s check %s %s            # many sizes and random inputs" % (PROG, name, v.flag),
-                     "%s run %s %s --solution   # the reference solution" % (PROG, name, v.flag)]
+        commands += ["%s run %s %s              # %s" % (PROG, name, v.flag, run),
+                     "%s check %s %s            # %s" % (PROG, name, v.flag, check),
+                     "%s run %s %s --solution   # %s" % (PROG, name, v.flag, solution)]
     return {"VARIANT_ROWS": "\n".join(rows), "RUN_COMMANDS": "\n".join(commands)}
 
 
@@ -170,8 +182,8 @@ def create(root: Path, name: str, title: str) -> None:
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    readme = dict(values, **readme_values(root, name))
     for template in ("README.md", "README.ko.md"):
+        readme = dict(values, **readme_values(root, name, template))
         (puzzle_dir / template).write_text(fill((TEMPLATES / template).read_text(encoding="utf-8"), readme),
                                            encoding="utf-8")
     tests = root / "tests" / "python"
