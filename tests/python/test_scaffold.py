@@ -28,7 +28,7 @@ def copy_tree(dest: Path) -> Path:
     """The repository with one puzzle (p14), its docs and grading files, and no build folder."""
     root = dest / "repo"
     root.mkdir()
-    for name in ("CMakeLists.txt", "README.md", "pixi.toml"):
+    for name in ("CMakeLists.txt", "README.md", "README.ko.md", "pixi.toml"):
         shutil.copy2(str(REPO / name), str(root / name))
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for folder in ("harness", "scripts", "grading", "docs"):
@@ -78,7 +78,10 @@ def test_new_writes_every_file_a_puzzle_needs(scaffolded):
     assert len(skeleton) < len(solution) and all(l in solution for l in skeleton)
     assert any("FILL ME IN" in l for l in skeleton)
     # the tables that list puzzles read it
-    assert "[p90](puzzles/p90/README.md)" in (root / "README.md").read_text(encoding="utf-8")
+    assert "[p90](puzzles/p90/README.md) ([한국어](puzzles/p90/README.ko.md)) | Block sum | `--block` |" in (
+        root / "README.md").read_text(encoding="utf-8")
+    assert "[p90](puzzles/p90/README.ko.md) ([English](puzzles/p90/README.md)) | Block sum | `--block` |" in (
+        root / "README.ko.md").read_text(encoding="utf-8")
     assert "p90" in (root / "pixi.toml").read_text(encoding="utf-8")
     assert "puzzles/p90/driver.cpp" in (root / "grading/protected.sha256").read_text(encoding="utf-8")
     assert "Adding your own puzzle" in output
