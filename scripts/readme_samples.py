@@ -156,7 +156,7 @@ def has_ellipsis(sample: Sample) -> bool:
 def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--update", action="store_true", help="rewrite samples without `...` from the real output")
-    ap.add_argument("files", nargs="*", help="README files (default: README.md and puzzles/*/README*.md)")
+    ap.add_argument("files", nargs="*", help="pages to check (default: every README, English and Korean, and docs/*.md)")
     args = ap.parse_args(argv)
     build = build_dir()
     files = [Path(f).resolve() for f in args.files] or readmes()

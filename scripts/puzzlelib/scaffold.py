@@ -35,11 +35,11 @@ runs and grades, for you to turn into your exercise:
   puzzles/pNN/README.md, README.ko.md   the lesson, as comments that say what to write
   tests/python/test_pNN_content.py  the solution matches expected/, the skeleton fails
 
-It also adds pNN to README.md's puzzle table and to pixi.toml's tasks, and rewrites
-grading/protected.sha256. CMake, list, run, check, grade and trace find the puzzle by its
-puzzle.json; nothing else lists puzzles.
+It also adds pNN to the puzzle tables of README.md and README.ko.md and to pixi.toml's tasks,
+and rewrites grading/protected.sha256. CMake, list, run, check, grade and trace find the puzzle
+by its puzzle.json; nothing else lists puzzles.
 
-  --title TEXT   the puzzle's title (puzzle.json, READMEs, README.md's table)
+  --title TEXT   the puzzle's title (puzzle.json, READMEs, the tables of README.md and README.ko.md)
   --refresh      after editing pNN's solution, driver or puzzle.json: regenerate the skeleton
                  (the previous one is kept as .bak-*), expected/*.txt, pixi.toml's tasks and
                  grading/protected.sha256
@@ -78,34 +78,56 @@ def puzzle_json(title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def readme_values(root: Path, name: str) -> dict:
+# What the commands of a README's "Running it" block do, in each README's language: the Korean page
+# is Korean outside its code, and the comments of its code too (as in puzzles/p13/README.ko.md).
+RUN_COMMENTS = {
+    "README.md": ["your file, on the show input", "many sizes and random inputs", "the reference solution"],
+    "README.ko.md": ["작은 예시 입력으로 내 kernel 실행", "여러 크기와 무작위 입력", "같은 입력으로 정답 코드 실행"],
+}
+# A variant's summary is English (puzzle.json); the Korean table asks for it in Korean.
+SUMMARY = {"README.md": "%s", "README.ko.md": "(한국어로 옮겨 주세요) %s"}
+
+
+def readme_values(root: Path, name: str, page: str = "README.md") -> dict:
+    """The table rows and commands of puzzles/NAME/PAGE (README.md or README.ko.md), from puzzle.json."""
     puzzle = load_puzzle(root / "puzzles" / name)
-    rows = ["| `%s` | %s | %s |" % (v.flag, v.summary, ", ".join(str(t) for t in v.tpb))
+    rows = ["| `%s` | %s | %s |" % (v.flag, SUMMARY[page] % v.summary, ", ".join(str(t) for t in v.tpb))
             for v in puzzle.variants.values()]
+    run, check, solution = RUN_COMMENTS[page]
     commands = []
     for v in puzzle.variants.values():
-        commands += ["%s run %s %s              # your file, on the show input" % (PROG, name, v.flag),
-                     "%s check %s %s            # many sizes and random inputs" % (PROG, name, v.flag),
-                     "%s run %s %s --solution   # the reference solution" % (PROG, name, v.flag)]
+        commands += ["%s run %s %s              # %s" % (PROG, name, v.flag, run),
+                     "%s check %s %s            # %s" % (PROG, name, v.flag, check),
+                     "%s run %s %s --solution   # %s" % (PROG, name, v.flag, solution)]
     return {"VARIANT_ROWS": "\n".join(rows), "RUN_COMMANDS": "\n".join(commands)}
 
 
-def add_readme_row(root: Path, name: str, title: str) -> None:
-    """A row in README.md's puzzle table, after the last one (tests/python/test_docs.py checks it)."""
-    path = root / "README.md"
-    if not path.is_file():
-        return
-    lines = path.read_text(encoding="utf-8").splitlines(True)
-    rows = [i for i, l in enumerate(lines) if l.startswith("| [p")]
-    if not rows:
-        err("note: README.md has no puzzle table (rows starting `| [p`); add %s by hand" % name)
-        return
+# The puzzle tables of the start pages: each row links the lesson in the page's language first.
+README_ROWS = {
+    "README.md": "| [{name}](puzzles/{name}/README.md) ([한국어](puzzles/{name}/README.ko.md)) | {title} | `{flags}` |\n",
+    "README.ko.md": "| [{name}](puzzles/{name}/README.ko.md) ([English](puzzles/{name}/README.md)) | {title} | `{flags}` |\n",
+}
+
+
+def add_readme_rows(root: Path, name: str, title: str) -> List[str]:
+    """A row in the puzzle table of README.md and of README.ko.md, after the last one
+    (tests/python/test_docs.py checks README.md's); the pages that got one."""
     puzzle = load_puzzle(root / "puzzles" / name)
     flags = " ".join(v.flag for v in puzzle.variants.values())
-    row = "| [%s](puzzles/%s/README.md) ([한국어](puzzles/%s/README.ko.md)) | %s | `%s` |\n" % (
-        name, name, name, title, flags)
-    lines.insert(rows[-1] + 1, row)
-    path.write_text("".join(lines), encoding="utf-8")
+    added = []
+    for page, row in README_ROWS.items():
+        path = root / page
+        if not path.is_file():
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines(True)
+        rows = [i for i, l in enumerate(lines) if l.startswith("| [p")]
+        if not rows:
+            err("note: %s has no puzzle table (rows starting `| [p`); add %s by hand" % (page, name))
+            continue
+        lines.insert(rows[-1] + 1, row.format(name=name, title=title, flags=flags))
+        path.write_text("".join(lines), encoding="utf-8")
+        added.append(page)
+    return added
 
 
 def write_expected(root: Path, name: str) -> List[Path]:
@@ -170,20 +192,21 @@ def create(root: Path, name: str, title: str) -> None:
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    readme = dict(values, **readme_values(root, name))
     for template in ("README.md", "README.ko.md"):
+        readme = dict(values, **readme_values(root, name, template))
         (puzzle_dir / template).write_text(fill((TEMPLATES / template).read_text(encoding="utf-8"), readme),
                                            encoding="utf-8")
     tests = root / "tests" / "python"
     if tests.is_dir():
         test = tests / ("test_%s_content.py" % name)
         test.write_text(fill((TEMPLATES / "test_content.py").read_text(encoding="utf-8"), values), encoding="utf-8")
-    add_readme_row(root, name, title)
+    tables = add_readme_rows(root, name, title)
     for path in sorted(list(files) + [puzzle_dir / "README.md", puzzle_dir / "README.ko.md"]):
         out("wrote %s" % rel(path, root))
     if tests.is_dir():
         out("wrote %s" % rel(test, root))
-    out("added %s to README.md's puzzle table" % name)
+    if tables:
+        out("added %s to the puzzle table of %s" % (name, " and ".join(tables)))
 
 
 def cmd_new(root: Path, args: List[str]) -> int:

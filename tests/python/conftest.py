@@ -7,6 +7,7 @@ the CLI's verdict mapping can be tested with `--binary` and no C++ build.
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "puzzle.py"
+# A Hangul syllable: what the tests of the Korean pages look for.
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 sys.path.insert(0, str(REPO / "scripts"))
 

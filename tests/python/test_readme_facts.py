@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from conftest import REPO
+from conftest import HANGUL, REPO
 
 import readme_samples as rs  # scripts/readme_samples.py (conftest puts scripts/ on sys.path)
 
@@ -75,9 +75,6 @@ def test_every_sample_shows_one_fiber_implementation_and_the_start_names_all():
         text = (REPO / name).read_text(encoding="utf-8")
         for fibers in ("native x86-64 fibers", "boost.context fibers", "ucontext fibers"):
             assert "`%s`" % fibers in text, "%s does not explain %s" % (name, fibers)
-
-
-HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
 @pytest.mark.parametrize("name", sorted(variant_counts()))

@@ -12,7 +12,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-KOREAN = sorted(ROOT.glob("puzzles/*/README.ko.md"))
+# The Korean lessons, and the page `new` scaffolds a lesson from (its comments become a new lesson's).
+KOREAN = sorted(ROOT.glob("puzzles/*/README.ko.md")) + [ROOT / "scripts/puzzlelib/templates/puzzle/README.ko.md"]
 
 
 def section(text: str, title: str) -> str:

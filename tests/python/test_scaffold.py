@@ -3,17 +3,22 @@
 Built for real in a copy of the repository: `new p90` writes every file a puzzle needs, the
 solution prints its own expected/ file, the learner's skeleton fails, and once the learner's file
 holds the solution `grade` passes it, with the manifest that `new` rewrote. `new --refresh` keeps
-a backup of the learner's file and regenerates the skeleton.
+a backup of the learner's file and regenerates the skeleton. The Korean page it writes is Korean
+outside its code, its placeholder comments and the comments of its commands included (issue 21).
 """
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import HANGUL
+from markdown_pages import english_only, parse
 
 REPO = Path(__file__).resolve().parents[2]
 NAME = "p90"
@@ -23,7 +28,7 @@ def copy_tree(dest: Path) -> Path:
     """The repository with one puzzle (p14), its docs and grading files, and no build folder."""
     root = dest / "repo"
     root.mkdir()
-    for name in ("CMakeLists.txt", "README.md", "pixi.toml"):
+    for name in ("CMakeLists.txt", "README.md", "README.ko.md", "pixi.toml"):
         shutil.copy2(str(REPO / name), str(root / name))
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for folder in ("harness", "scripts", "grading", "docs"):
@@ -73,10 +78,60 @@ def test_new_writes_every_file_a_puzzle_needs(scaffolded):
     assert len(skeleton) < len(solution) and all(l in solution for l in skeleton)
     assert any("FILL ME IN" in l for l in skeleton)
     # the tables that list puzzles read it
-    assert "[p90](puzzles/p90/README.md)" in (root / "README.md").read_text(encoding="utf-8")
+    assert "[p90](puzzles/p90/README.md) ([한국어](puzzles/p90/README.ko.md)) | Block sum | `--block` |" in (
+        root / "README.md").read_text(encoding="utf-8")
+    assert "[p90](puzzles/p90/README.ko.md) ([English](puzzles/p90/README.md)) | Block sum | `--block` |" in (
+        root / "README.ko.md").read_text(encoding="utf-8")
     assert "p90" in (root / "pixi.toml").read_text(encoding="utf-8")
     assert "puzzles/p90/driver.cpp" in (root / "grading/protected.sha256").read_text(encoding="utf-8")
     assert "Adding your own puzzle" in output
+
+
+def korean_page_problems(text: str) -> list:
+    """Why a scaffolded README.ko.md is not Korean where a translator writes: its prose, its comments
+    (the placeholders that say what to write) and the comments of its commands."""
+    page = parse(text)
+    problems = ["English-only prose: %r" % p for p in english_only(page)]
+    comments = re.findall(r"<!--(.*?)-->", text, re.S)
+    problems += ["an English placeholder: %r" % c for c in comments if not HANGUL.search(c)]
+    if not comments:
+        problems.append("no placeholder comments")
+    commands = [l for block in page.code for l in block.splitlines() if "puzzle.py" in l]
+    if not commands:
+        problems.append("no commands")
+    problems += ["an English comment in the commands: %r" % l for l in commands
+                 if "#" in l and not HANGUL.search(l.split("#", 1)[1])]
+    return problems
+
+
+def english_page_problems(text: str) -> list:
+    """The English page holds no Hangul but in its link to the Korean page."""
+    return ["Hangul on the English page: %r" % l for l in text.splitlines()
+            if HANGUL.search(l) and "README.ko.md" not in l]
+
+
+def test_the_korean_page_is_korean_and_the_english_page_english(scaffolded):
+    root, _ = scaffolded
+    korean = (root / "puzzles/p90/README.ko.md").read_text(encoding="utf-8")
+    assert not korean_page_problems(korean), "\n".join(korean_page_problems(korean))
+    english = (root / "puzzles/p90/README.md").read_text(encoding="utf-8")
+    assert not english_page_problems(english), "\n".join(english_page_problems(english))
+    assert "--block" in korean and "--block" in english
+
+
+def test_the_templates_filled_for_a_real_puzzle_keep_their_languages():
+    # Without a build: the templates filled from p14's declaration (six variants), as `new` fills them.
+    sys.path.insert(0, str(REPO / "scripts"))
+    from puzzlelib import scaffold
+
+    values = {"PUZZLE": "p14", "NUMBER": "14", "TITLE": "Prefix sum"}
+    pages = {page: scaffold.fill((scaffold.TEMPLATES / page).read_text(encoding="utf-8"),
+                                 dict(values, **scaffold.readme_values(REPO, "p14", page)))
+             for page in ("README.md", "README.ko.md")}
+    assert not korean_page_problems(pages["README.ko.md"]), "\n".join(korean_page_problems(pages["README.ko.md"]))
+    assert not english_page_problems(pages["README.md"]), "\n".join(english_page_problems(pages["README.md"]))
+    # A check that cannot fail is no check: the English page as the Korean one fails it.
+    assert korean_page_problems(pages["README.md"])
 
 
 def test_list_and_check_find_the_puzzle(scaffolded):
