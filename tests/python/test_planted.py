@@ -144,3 +144,25 @@ def test_grade_rejects_planted_bug_on_one_worker(path, tmp_path):
     # The report names the cause: the diagnostic carries the simulator's own lines.
     assert re.search(h["match"], row["diagnostic"] or ""), "expected /%s/ in grade's diagnostic:\n%s" % (
         h["match"], row["diagnostic"])
+
+
+def test_runaway_thread_without_a_barrier_is_reported_at_a_line_of_its_loop():
+    """A thread that loops for ever in a loop with no barrier is stopped by the stall watchdog, which
+    samples where the thread runs: the report names a line inside that loop, with the block and the
+    thread (issue 21: it used to name no line)."""
+    path = ROOT / "tests" / "planted" / "p29" / "multi_stage_stride_from_start.plant"
+    h, _, _, cmd = planted_check(path)
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
+                          env=dict(os.environ, **h["env"]))
+    assert proc.returncode == 1, proc.stdout
+    m = re.search(r"block 0, thread 128 has run for 1 s without reaching a barrier or returning, looping at "
+                  r"(\S*multi_stage_stride_from_start\.cu):(\d+)\.", proc.stdout)
+    assert m, "no line named for the runaway thread:\n" + proc.stdout
+    assert "Does that loop have a condition that never changes" in proc.stdout, proc.stdout
+    # The learner file as built: the reported line lies between the planted loop's `for` and its brace.
+    lines = (ROOT / m.group(1)).read_text(encoding="utf-8").splitlines()
+    first = next(i for i, l in enumerate(lines, 1) if "j += local_i - STAGE1_THREADS" in l)
+    indent = len(lines[first - 1]) - len(lines[first - 1].lstrip())
+    last = next(i for i in range(first + 1, len(lines) + 1) if lines[i - 1] == " " * indent + "}")
+    assert first <= int(m.group(2)) <= last, "line %s is outside the loop at lines %d-%d:\n%s" % (
+        m.group(2), first, last, proc.stdout)

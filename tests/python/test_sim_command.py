@@ -559,3 +559,30 @@ def test_uninitialized_read_is_a_warning_in_a_program(build_dir, tmp_path):
     r = sim(build_dir, tmp_path / "uninit.cu", "--", "leak")
     assert r.returncode == 3, r
     assert "the result depends on the order in which threads run (or on what uninitialized memory holds" in r.stderr, r
+
+
+def test_spin_wait_on_a_plain_flag_is_kept_and_reported_at_its_line(build_dir, tmp_path):
+    """C++ lets a compiler delete a loop without side effects (the forward-progress rule), CUDA does
+    not: compiled without -fno-finite-loops, this wait was deleted and the program ran on as if the
+    flag were set. Kept, it spins, and the watchdog names the loop's line, the block and the thread."""
+    (tmp_path / "wait.cu").write_text(
+        "#include <cstdio>\n"
+        "__global__ void wait_for_go(const int* go, int* out) {\n"
+        "  while (*go == 0) {\n"  # line 3: a plain read, kept in a register: it never sees a change
+        "  }\n"
+        "  out[threadIdx.x] = 1;\n"
+        "}\n"
+        "int main() {\n"
+        "  int *go, *out;\n"
+        "  cudaMalloc(&go, sizeof(int)); cudaMemset(go, 0, sizeof(int));\n"
+        "  cudaMalloc(&out, 32 * sizeof(int));\n"
+        "  wait_for_go<<<1, 32>>>(go, out);\n"
+        "  cudaDeviceSynchronize();\n"
+        '  printf("unreachable: the wait ended\\n");\n'
+        "  return 0;\n}\n")
+    r = run_cli("sim", tmp_path / "wait.cu",
+                env={"PUZZLES_BUILD_DIR": str(build_dir), "CUDASIM_STALL_SECONDS": "1"}, timeout=300)
+    assert "unreachable" not in r.stdout, r
+    assert r.returncode == 4, r
+    assert re.search(r"runaway thread in kernel wait_for_go .*: block 0, thread 0 has run for 1 s without reaching a "
+                     r"barrier or returning, looping at \S*wait\.cu:3\.", r.stderr), r

@@ -3,6 +3,8 @@
 
 #include "private.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdarg>
@@ -139,6 +141,10 @@ struct Worker {
   bool woke = false;     // a warp collective released waiting lanes during this sweep
   // Watchdog: progress counts resumptions; current is the running thread, or null.
   std::atomic<uint64_t> progress{0};
+  // The OS thread that runs this worker's blocks (for a slot of an interleaved run, the pool thread
+  // it takes turns on), once known: the watchdog interrupts it to see where a runaway thread runs.
+  std::atomic<bool> os_thread_known{false};
+  pthread_t os_thread{};
   std::atomic<uint64_t> threads_run{0};
   // The threads in the order of the current sweep (schedule order), and the layout they were
   // last set up for: a block of the same shape as the previous one reuses threadIdx, the lane
@@ -332,6 +338,10 @@ std::string describe_current_thread();  // "kernel K, block b, thread t" or ""
 
 // Symbols (symbols.cpp).
 std::string code_line(void* pc);  // "file:line" of a code address (the innermost inlined frame), or ""
+// "file:line" of each address of an instruction (an interrupted one, not a return address) in the
+// learner's code: its innermost inlined frame that is neither the simulator's (its headers and
+// sources) nor a system header; "" for an address that has none (the simulator, the C library).
+std::vector<std::string> learner_lines(const std::vector<void*>& pcs);
 // addr2line's "function at file:line" for a code address, then an "(inlined by) ..." line per
 // caller, with paths relative to the working directory; "" when unknown.
 std::string source_of(void* pc);

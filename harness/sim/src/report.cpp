@@ -165,19 +165,24 @@ static const SharedArray* static_shared_guard_hit(uintptr_t addr) {
   return addr >= g && addr < g + page ? &w->shared_arrays.front() : nullptr;
 }
 
-static void on_crash(int sig, siginfo_t* si, void* uctx) {
-  void* pc = nullptr;
+// The program counter of the context a signal interrupted, where the platform says; null elsewhere.
+static void* context_pc(void* uctx) {
 #if defined(__linux__) && defined(__x86_64__)
-  pc = reinterpret_cast<void*>(static_cast<ucontext_t*>(uctx)->uc_mcontext.gregs[REG_RIP]);
+  return reinterpret_cast<void*>(static_cast<ucontext_t*>(uctx)->uc_mcontext.gregs[REG_RIP]);
 #elif defined(__linux__) && defined(__aarch64__)
-  pc = reinterpret_cast<void*>(static_cast<ucontext_t*>(uctx)->uc_mcontext.pc);
+  return reinterpret_cast<void*>(static_cast<ucontext_t*>(uctx)->uc_mcontext.pc);
 #elif defined(__APPLE__) && defined(__aarch64__)
-  pc = reinterpret_cast<void*>(static_cast<ucontext_t*>(uctx)->uc_mcontext->__ss.__pc);
+  return reinterpret_cast<void*>(static_cast<ucontext_t*>(uctx)->uc_mcontext->__ss.__pc);
 #elif defined(__APPLE__) && defined(__x86_64__)
-  pc = reinterpret_cast<void*>(static_cast<ucontext_t*>(uctx)->uc_mcontext->__ss.__rip);
+  return reinterpret_cast<void*>(static_cast<ucontext_t*>(uctx)->uc_mcontext->__ss.__rip);
 #else
   (void)uctx;
+  return nullptr;
 #endif
+}
+
+static void on_crash(int sig, siginfo_t* si, void* uctx) {
+  void* pc = context_pc(uctx);
   uintptr_t addr = reinterpret_cast<uintptr_t>(si->si_addr);
   std::string thread = describe_current_thread();
   std::string what;
@@ -282,6 +287,68 @@ void install_crash_handlers() {
 
 static const int g_main_handlers = (install_crash_handlers(), 0);
 
+// Where a runaway thread runs. The watchdog cannot read the registers of a fiber that is running,
+// so it interrupts the OS thread that runs it with SIGURG (whose default action is to do nothing)
+// and the handler records the program counter it interrupted. A loop that never reaches a barrier
+// may touch no memory at all (`while (x != target) x += 2;`, or a plain flag read once and kept in
+// a register), so the last access the checker saw could be a line before the loop, or none.
+static std::atomic<void*> g_sampled_pc{nullptr};
+static std::atomic<unsigned> g_samples{0};
+
+static void on_sample(int, siginfo_t*, void* uctx) {
+  g_sampled_pc.store(context_pc(uctx), std::memory_order_relaxed);
+  g_samples.fetch_add(1, std::memory_order_release);
+}
+
+// Up to n program counters of worker w's OS thread, a few milliseconds apart, for as long as it
+// resumes no other thread (its progress count stays `progress`).
+static std::vector<void*> sample_pcs(Worker& w, uint64_t progress, int n) {
+  std::vector<void*> pcs;
+  if (!w.os_thread_known.load()) return pcs;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa{};
+    sa.sa_sigaction = on_sample;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGURG, &sa, nullptr);
+  });
+  for (int i = 0; i < n; ++i) {
+    const unsigned seen = g_samples.load(std::memory_order_acquire);
+    if (pthread_kill(w.os_thread, SIGURG) != 0) break;
+    for (int wait = 0; wait < 200 && g_samples.load(std::memory_order_acquire) == seen; ++wait)
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    if (g_samples.load(std::memory_order_acquire) == seen || w.progress.load() != progress) break;
+    if (void* pc = g_sampled_pc.load(std::memory_order_relaxed)) pcs.push_back(pc);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return pcs;
+}
+
+// "file:line" of the learner's code where thread t of worker w keeps running: the line the most
+// samples landed on; else the line of its last memory access that the checker saw (*last_access
+// set), else "".
+static std::string runaway_site(Worker& w, const Thread& t, uint64_t progress, bool* last_access) {
+  *last_access = false;
+  std::vector<std::string> lines = learner_lines(sample_pcs(w, progress, 24));
+  std::string best;
+  size_t best_n = 0;
+  for (const std::string& l : lines) {
+    if (l.empty()) continue;
+    size_t n = size_t(std::count(lines.begin(), lines.end(), l));
+    if (n > best_n) best = l, best_n = n;
+  }
+  if (!best.empty()) return best;
+  if (const uint32_t pc = last_access_pc(w, t.linear)) {
+    std::string site = site_of(pc);
+    if (!site.empty() && site != "?") {
+      *last_access = true;
+      return site;
+    }
+  }
+  return "";
+}
+
 void watchdog_start() {
   std::thread([] {
     std::vector<Worker*> ws = all_workers();
@@ -361,12 +428,21 @@ void watchdog_start() {
         d.has_block = true;
         d.block = w->block.bid;
         d.threads.push_back(t->view.tid);
+        bool last_access = false;
+        const std::string site = runaway_site(*w, *t, p, &last_access);
+        if (!site.empty()) d.sites.push_back(site);
+        const bool looping = !site.empty() && !last_access;
+        const std::string at = looping ? ", looping at " + site : last_access ? "; its last memory access was at " + site : "";
         fatal(d,
-              strf("runaway thread in %s: block %s, thread %s has run for %.0f s without reaching a barrier or returning.\n"
-                   "  Is there a loop whose condition never changes (e.g. a stride that stays 0, or an index that is never "
-                   "incremented), or a spin-wait on a value that another thread can only write later?",
+              strf("runaway thread in %s: block %s, thread %s has run for %.0f s without reaching a barrier or returning%s.\n"
+                   "  %s (e.g. a stride that stays 0, or an index that is never incremented), or %s a value that another "
+                   "thread can only write later? Threads of a block hand values over at a __syncthreads(), not in a loop: "
+                   "a loop may read a plain variable once, keep it in a register and wait for ever. "
+                   "(CUDASIM_STALL_SECONDS sets the limit.)",
                    g ? kernel_str(g->site).c_str() : "a kernel", dim_str(w->block.bid, w->block.gdim).c_str(),
-                   dim_str(t->view.tid, w->block.bdim).c_str(), secs));
+                   dim_str(t->view.tid, w->block.bdim).c_str(), secs, at.c_str(),
+                   looping ? "Does that loop have a condition that never changes" : "Is there a loop whose condition never changes",
+                   looping ? "does it wait for" : "a spin-wait on"));
       }
     }
   }).detach();

@@ -307,6 +307,22 @@ static std::string exe_path() {
 #endif
 }
 
+// A frame in the simulator's own headers (cudasim/, cuda/ of libcu++'s stand-ins) or a system header.
+static bool library_frame(const Frame& f) {
+  return f.file.find("/cudasim/") != std::string::npos || f.file.find("/include/cuda/") != std::string::npos ||
+         f.file.rfind("/usr/", 0) == 0 || f.file.rfind("/Library/", 0) == 0 || f.file.rfind("/Applications/", 0) == 0;
+}
+
+// A frame in the simulator's sources (this file's folder): the access front end, the scheduler.
+static bool simulator_frame(const Frame& f) {
+  static const std::string dir = [] {
+    std::string self = __FILE__;
+    size_t slash = self.rfind('/');
+    return slash == std::string::npos || self[0] != '/' ? std::string() : self.substr(0, slash + 1);
+  }();
+  return !dir.empty() && f.file.compare(0, dir.size(), dir) == 0;
+}
+
 // "file:line" for each pc, from one symbolizer run; the innermost inlined frame that is not the
 // simulator's own header or a system header (that is the learner's line).
 static std::map<uint32_t, std::string> g_sites;
@@ -334,8 +350,7 @@ void symbolize_sites(const std::vector<uint32_t>& pcs) {
   for (size_t i = 0; i < todo.size(); ++i) {
     const Frame* best = nullptr;
     for (const Frame& f : chains[i]) {
-      bool lib = f.file.find("/cudasim/") != std::string::npos || f.file.find("/include/cuda/") != std::string::npos ||
-                 f.file.rfind("/usr/", 0) == 0 || f.file.rfind("/Library/", 0) == 0 || f.file.rfind("/Applications/", 0) == 0;
+      bool lib = library_frame(f);
       if (!best || !lib) best = &f;
       if (!lib) break;
     }
@@ -350,6 +365,36 @@ std::string site_of(uint32_t pc) {
 const std::string& symbolized_site(uint32_t pc) { return g_sites[pc]; }
 
 // ---- any code address: through the object that holds it ----------------------------------------------
+
+std::vector<std::string> learner_lines(const std::vector<void*>& pcs) {
+  OwnCalls own;  // popen
+  std::vector<std::string> lines(pcs.size());
+  // One symbolizer run per object that holds some of the addresses (the learner's code is in the
+  // executable, unless a program links it from a library of its own).
+  std::map<std::string, std::vector<size_t>> by_object;
+  std::vector<uintptr_t> offset(pcs.size());
+  for (size_t i = 0; i < pcs.size(); ++i) {
+    Dl_info info;
+    if (!pcs[i] || !dladdr(pcs[i], &info) || !info.dli_fname) continue;
+    offset[i] = reinterpret_cast<uintptr_t>(pcs[i]) - reinterpret_cast<uintptr_t>(info.dli_fbase);
+    by_object[info.dli_fname].push_back(i);
+  }
+  for (const auto& [object, which] : by_object) {
+    std::vector<uintptr_t> offsets;
+    for (size_t i : which) offsets.push_back(offset[i]);
+    // dladdr names the executable by the path it was started with; /proc/self/exe always finds it.
+    Dl_info self;
+    const bool is_exe = dladdr(reinterpret_cast<void*>(&learner_lines), &self) && self.dli_fname && object == self.dli_fname;
+    const std::vector<Frames> chains = symbolize(is_exe ? exe_path() : object, offsets);
+    for (size_t k = 0; k < which.size(); ++k)
+      for (const Frame& f : chains[k])
+        if (!library_frame(f) && !simulator_frame(f)) {
+          lines[which[k]] = where(f.file.c_str(), f.line);
+          break;
+        }
+  }
+  return lines;
+}
 
 // "function at file:line", then a line " (inlined by) function at file:line" per caller it was
 // inlined into (addr2line's -p -i form), for a code address of any loaded object; "" when unknown.

@@ -170,6 +170,10 @@ static void run_interleaved(Worker& host, Grid& g) {
     Slot& s = il.slots[i];
     s.w = p.resident[i].get();
     s.w->grid = &g;
+    if (!s.w->os_thread_known.load()) {  // worker 0's thread, the only one that runs slots
+      s.w->os_thread = host.os_thread;
+      s.w->os_thread_known.store(true);
+    }
     s.w->il = &il;
     s.stack = p.slot_stacks[i];
     fiber_make(s.ctx, s.stack, kSlotStack, slot_main, &s);
@@ -209,6 +213,8 @@ static void run_interleaved(Worker& host, Grid& g) {
 static void worker_loop(Worker* w) {
   Pool& p = pool();
   tl_worker = w;
+  w->os_thread = pthread_self();
+  w->os_thread_known.store(true);
   install_crash_handlers();  // per-thread alternate signal stack
   uint64_t seen = 0;
   for (;;) {

@@ -1,5 +1,5 @@
 // Thread 5 never leaves its loop. Expected (with CUDASIM_STALL_SECONDS=1): exit 4 within a few
-// seconds, "runaway thread" naming the kernel, block and thread.
+// seconds, "runaway thread" naming the kernel, block and thread, and line 7, where it loops.
 #include <cstdio>
 
 __global__ void spin(int* out) {

@@ -4,7 +4,7 @@
 // lets the compiler assume that a loop without side effects ends (the forward-progress rule): g++
 // deleted this loop, and the program used to finish as if thread 32 had already written the flag.
 // The simulator compiles learner files with -fno-finite-loops so that the loop stays. Expected (with
-// CUDASIM_STALL_SECONDS=1): exit 4, "runaway thread" naming block 0, thread 0.
+// CUDASIM_STALL_SECONDS=1): exit 4, "runaway thread" naming block 0, thread 0 and line 15.
 #include <cstdio>
 
 __global__ void handoff(int* out) {
