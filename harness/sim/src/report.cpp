@@ -325,12 +325,15 @@ static std::vector<void*> sample_pcs(Worker& w, uint64_t progress, int n) {
   return pcs;
 }
 
-// "file:line" of the learner's code where thread t of worker w keeps running: the line the most
-// samples landed on; else the line of its last memory access that the checker saw (*last_access
-// set), else "".
-static std::string runaway_site(Worker& w, const Thread& t, uint64_t progress, bool* last_access) {
-  *last_access = false;
-  std::vector<std::string> lines = learner_lines(sample_pcs(w, progress, 24));
+// "file:line" of the learner's code where thread t of worker w keeps running: the line most samples
+// landed on. A loop that accesses memory spends most of its time in the simulator's access checks
+// (samples outside the learner's code), so when no sample landed in it, the line of the thread's
+// last access that the checker saw is in the loop too. *sampled: whether any sample was taken (if
+// none, the last access is only where the thread last touched memory, maybe before the loop).
+static std::string runaway_site(Worker& w, const Thread& t, uint64_t progress, bool* sampled) {
+  const std::vector<void*> pcs = sample_pcs(w, progress, 32);
+  *sampled = !pcs.empty();
+  const std::vector<std::string> lines = learner_lines(pcs);
   std::string best;
   size_t best_n = 0;
   for (const std::string& l : lines) {
@@ -341,10 +344,7 @@ static std::string runaway_site(Worker& w, const Thread& t, uint64_t progress, b
   if (!best.empty()) return best;
   if (const uint32_t pc = last_access_pc(w, t.linear)) {
     std::string site = site_of(pc);
-    if (!site.empty() && site != "?") {
-      *last_access = true;
-      return site;
-    }
+    if (!site.empty() && site != "?") return site;
   }
   return "";
 }
@@ -428,10 +428,10 @@ void watchdog_start() {
         d.has_block = true;
         d.block = w->block.bid;
         d.threads.push_back(t->view.tid);
-        bool last_access = false;
-        const std::string site = runaway_site(*w, *t, p, &last_access);
+        bool sampled = false;
+        const std::string site = runaway_site(*w, *t, p, &sampled);
         if (!site.empty()) d.sites.push_back(site);
-        const bool looping = !site.empty() && !last_access;
+        const bool looping = !site.empty() && sampled, last_access = !site.empty() && !sampled;
         const std::string at = looping ? ", looping at " + site : last_access ? "; its last memory access was at " + site : "";
         fatal(d,
               strf("runaway thread in %s: block %s, thread %s has run for %.0f s without reaching a barrier or returning%s.\n"
