@@ -29,6 +29,7 @@ static void forward_fatal(const cudasim::DiagnosisView& v) {
   for (int i = 0; i < v.thread_count; ++i) d.threads.push_back({v.threads[i][0], v.threads[i][1], v.threads[i][2]});
   d.detail = v.detail;
   d.message = v.message;
+  d.interleaved = v.interleaved != 0;
   g_fatal(v.code, d);
 }
 

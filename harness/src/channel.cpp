@@ -132,6 +132,7 @@ void send_diagnosis(const Diagnosis& d) {
   r.thread_count = uint32_t(std::min<size_t>(d.threads.size(), 2));
   for (uint32_t t = 0; t < r.thread_count; ++t)
     for (int i = 0; i < 3; ++i) r.threads[t][i] = d.threads[t][i];
+  r.interleaved = d.interleaved;
   // The process is ending with the simulator's own message: a failed write only loses the kind.
   write_all(g_output_fd, &r, sizeof r);
 }

@@ -178,6 +178,7 @@ const Diagnosis* explanation(int code) {
   d.has_block = r.has_block != 0;
   d.block = {r.block[0], r.block[1], r.block[2]};
   for (uint32_t t = 0; t < std::min<uint32_t>(r.thread_count, 2); ++t) d.threads.push_back({r.threads[t][0], r.threads[t][1], r.threads[t][2]});
+  d.interleaved = r.interleaved != 0;
   return &d;
 }
 

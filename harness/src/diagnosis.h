@@ -17,10 +17,11 @@ struct Diagnosis {
   std::vector<std::array<unsigned, 3>> threads;  // at most two
   std::string detail;              // what the kind alone does not say (the host function's name), or ""
   std::string message;             // the first line of the simulator's message
+  bool interleaved = false;        // found where blocks took turns side by side (cudasim's Diagnosis)
 };
 
 // {"kind": ..., "sites": [...], "block": [x, y, z] or null, "threads": [[x, y, z], ...],
-//  "detail": ... or null, "message": ...}
+//  "detail": ... or null, "message": ..., "interleaved": true or false}
 std::string diagnosis_json(const Diagnosis& d);
 
 namespace detail {

@@ -37,7 +37,8 @@ std::string diagnosis_json(const Diagnosis& d) {
   for (const auto& t : d.threads) threads += (threads.empty() ? "" : ", ") + index_json(t);
   return "{\"kind\": " + json_string(d.kind) + ", \"sites\": [" + sites + "], \"block\": " +
          (d.has_block ? index_json(d.block) : "null") + ", \"threads\": [" + threads +
-         "], \"detail\": " + (d.detail.empty() ? "null" : json_string(d.detail)) + ", \"message\": " + json_string(d.message) + "}";
+         "], \"detail\": " + (d.detail.empty() ? "null" : json_string(d.detail)) + ", \"message\": " + json_string(d.message) +
+         ", \"interleaved\": " + (d.interleaved ? "true" : "false") + "}";
 }
 
 static void print_result(const char* verdict, long long mismatches, const Diagnosis* d = nullptr) {

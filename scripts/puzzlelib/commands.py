@@ -77,6 +77,11 @@ HINTS = {
     "race: result depends on thread order":
         "Threads read and write the same location without a barrier between them; the answer "
         "changed when they ran in a different order.",
+    "race: result depends on how blocks interleave":
+        "Running blocks side by side gave a different answer than running them one at a time: a block used a "
+        "value that another block writes during the launch before that value was final. Wait until its flag "
+        "is set (do not give up after a few polls) and use exactly what you waited for; update a shared total "
+        "with one atomic (atomicAdd), not with a read and a later atomicExch.",
     "race: reported by the simulator": "Read the simulator's report above: it names the kernel and what raced.",
     "kernel error": "Read the error report above: it says what went wrong, at which source line, and (on the CPU "
                     "simulator) in which block and threads, and what to try.",

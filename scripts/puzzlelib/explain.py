@@ -2,9 +2,9 @@
 
 A driver that the simulator stops with an error puts the simulator's diagnosis into its RESULT
 line (`"diagnosis": {"kind": ..., "sites": [...], "block": ..., "threads": [...], "detail": ...,
-"message": ...}`, docs/architecture.md); under `grade` the checker's RESULT carries it. REASONS
-names each kind of harness/sim/src/diagnosis.h (tests/python/test_explain.py keeps the two in
-step), so rewording a simulator message never changes the reason shown.
+"message": ..., "interleaved": ...}`, docs/architecture.md); under `grade` the checker's RESULT
+carries it. REASONS names each kind of harness/sim/src/diagnosis.h (tests/python/test_explain.py
+keeps the two in step), so rewording a simulator message never changes the reason shown.
 """
 
 from __future__ import annotations
@@ -56,6 +56,14 @@ REASONS = {
     "host_copy_in_launcher": "the launcher copied device memory to the host (%(detail)s)",
 }
 RACE_OTHER = "race: reported by the simulator"
+# The reason of a kind where the run that found it had blocks take turns side by side (the
+# diagnosis's "interleaved": the 'random' schedule of a checked launch) and that says more than
+# REASONS: a result that differs from the first schedule's because blocks interleaved, which no
+# order of one block at a time shows (a look-back that gives up after a few polls, an update
+# computed from an earlier read and stored with atomicExch).
+INTERLEAVED_REASONS = {
+    "race_schedule": "race: result depends on how blocks interleave",
+}
 
 # The harness reports a failed CUDA call as "error: <what> failed at ..." (harness/src/harness.cpp);
 # that text is the harness's own, from a process that has no simulator diagnosis to give.
@@ -70,6 +78,8 @@ def diagnosis_reason(d: Optional[dict]) -> Optional[str]:
     if d is None:
         return None
     kind = d["kind"]
+    if d.get("interleaved") is True and kind in INTERLEAVED_REASONS:
+        return INTERLEAVED_REASONS[kind]
     if kind not in REASONS:
         return "kernel error: " + kind
     reason = REASONS[kind]

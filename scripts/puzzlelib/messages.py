@@ -77,6 +77,14 @@ KO = {
     "they ran in a different order.":
         "thread들이 Barrier 없이 같은 위치를 읽고 씁니다. thread 실행 순서를 바꾸자 답이 달라졌습니다 "
         "(Race Condition).",
+    "Running blocks side by side gave a different answer than running them one at a time: a block used a "
+    "value that another block writes during the launch before that value was final. Wait until its flag "
+    "is set (do not give up after a few polls) and use exactly what you waited for; update a shared total "
+    "with one atomic (atomicAdd), not with a read and a later atomicExch.":
+        "block들을 나란히 실행하자 하나씩 차례로 실행할 때와 다른 답이 나왔습니다. 어떤 block이 다른 block이 "
+        "launch 중에 쓰는 값을 최종 값이 되기 전에 사용했습니다 (Race Condition). flag가 설정될 때까지 기다리고 "
+        "(몇 번 polling하고 포기하지 마세요) 기다린 값을 그대로 사용하세요. 공유 합계는 읽은 뒤 나중에 "
+        "atomicExch로 쓰지 말고 atomic 하나(atomicAdd)로 갱신하세요.",
     "Read the simulator's report above: it names the kernel and what raced.":
         "위의 simulator 보고를 읽으세요. 어느 kernel에서 무엇이 Race Condition을 일으켰는지 나와 있습니다.",
     "Read the error report above: it says what went wrong, at which source line, and (on the CPU simulator) "
@@ -152,6 +160,7 @@ KO = {
     "kernel error": "kernel error",
     "kernel error: ": "kernel error: ",
     "race: result depends on thread order": "Race Condition: 결과가 thread 실행 순서에 따라 달라짐",
+    "race: result depends on how blocks interleave": "Race Condition: 결과가 block들이 번갈아 실행되는 방식에 따라 달라짐",
     # ---- explain.py reasons --------------------------------------------------------------------
     "deadlock": "deadlock",
     "barrier divergence": "Barrier divergence",

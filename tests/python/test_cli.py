@@ -263,17 +263,24 @@ def test_classify(returncode, result, timed_out, kind, reason):
     assert classify(returncode, result, timed_out) == (kind, reason)
 
 
-@pytest.mark.parametrize("kind, reason, hint", [
-    ("race_shared", "race: unsynchronized accesses to shared memory", "the report above names both lines"),
-    ("race_device", "race: unsynchronized accesses to device memory", "the report above names both lines"),
-    ("race_schedule", "race: result depends on thread order", "the answer changed when they ran in a different order"),
-    (None, "race: reported by the simulator", "Read the simulator's report above"),
+@pytest.mark.parametrize("kind, interleaved, reason, hint", [
+    ("race_shared", False, "race: unsynchronized accesses to shared memory", "the report above names both lines"),
+    ("race_device", False, "race: unsynchronized accesses to device memory", "the report above names both lines"),
+    ("race_schedule", None, "race: result depends on thread order", "the answer changed when they ran in a different order"),
+    ("race_schedule", False, "race: result depends on thread order", "the answer changed when they ran in a different order"),
+    # The schedule that differed ran blocks side by side: the cause is between blocks, not within one.
+    ("race_schedule", True, "race: result depends on how blocks interleave",
+     "Running blocks side by side gave a different answer than running them one at a time"),
+    ("race_shared", True, "race: unsynchronized accesses to shared memory", "the report above names both lines"),
+    (None, None, "race: reported by the simulator", "Read the simulator's report above"),
 ])
-def test_race_reason_follows_the_simulator_report(kind, reason, hint):
+def test_race_reason_follows_the_simulator_report(kind, interleaved, reason, hint):
     """A race the memory checker found is not described as an answer that changed between orders."""
     result = {"verdict": "race"}
     if kind:
         result["diagnosis"] = {"kind": kind, "sites": [], "block": None, "threads": [], "detail": None, "message": "m"}
+        if interleaved is not None:  # (a diagnosis from before the field: none)
+            result["diagnosis"]["interleaved"] = interleaved
     outcome = Outcome(["x"], 3, ["case: n=7", "cudasim: error: race in kernel k"], result, False, 0.1)
     assert (outcome.kind, outcome.reason) == ("race", reason)
     assert hint in commands._hint_for(outcome)

@@ -61,6 +61,7 @@ def test_planted_bug_result_carries_the_kind(plant, flag, code, kind):
     d = results[-1]["diagnosis"]
     assert d["kind"] == kind, d
     assert d["block"] is not None and all(re.search(r"\.cu:\d+$", s) for s in d["sites"]), d
+    assert d["interleaved"] is False, d  # found where blocks run one after another
     assert "cudasim: error: " + d["message"] in proc.stdout
 
 
@@ -72,3 +73,42 @@ def test_checker_result_carries_the_kind(plant, flag, code, kind):
     assert outcome.result and outcome.result.get("checked"), outcome.lines
     assert outcome.diagnosis and outcome.diagnosis["kind"] == kind, outcome.result
     assert outcome.kind == ("race" if code == 3 else "error")
+
+
+# A look-back that also adds the tiles behind the nearest inclusive prefix: how wrong it is depends on
+# which tiles had published that prefix, so the 'random' schedule, whose blocks take turns side by
+# side, writes other values than the 'forward' one. The case is the first that `check --seed 1` fails.
+LOOKBACK = "single_pass_look_back_past_inclusive"
+LOOKBACK_CASE = ["--variant", "single-pass", "--n", "100003", "--tpb", "32", "--seed", "2010943825"]
+BETWEEN_BLOCKS = "race: result depends on how blocks interleave"
+
+
+def test_a_result_that_differs_because_blocks_interleave_is_diagnosed_as_such():
+    binary = build_bin("planted_p14_%s_cpu" % LOOKBACK)
+    proc = subprocess.run([str(binary)] + LOOKBACK_CASE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=120)
+    results = [r for r in (parse_result_line(l)[1] for l in proc.stdout.splitlines()) if r is not None]
+    assert proc.returncode == 3 and results, proc.stdout
+    d = results[-1]["diagnosis"]
+    assert d["kind"] == "race_schedule" and d["interleaved"] is True, d
+    assert explain.diagnosis_reason(d) == BETWEEN_BLOCKS
+    # Under `grade` the diagnosis crosses to the checker as a record: the field goes with it.
+    outcome = grade_run.run_checked(build_bin("p14_checker"), binary, LOOKBACK_CASE, 120)
+    assert outcome.diagnosis and outcome.diagnosis["interleaved"] is True, outcome.result
+    assert (outcome.kind, outcome.reason) == ("race", BETWEEN_BLOCKS)
+
+
+def test_check_names_blocks_that_interleave_as_the_cause_in_its_one_line_reason():
+    """`check`'s reason of a result that only blocks side by side change is the between-blocks one,
+    not the within-block 'thread order' (issue 21), in English and in Korean."""
+    from conftest import run_cli
+    binary = build_bin("planted_p14_%s_cpu" % LOOKBACK)
+    args = ["check", "p14", "--single-pass", "--binary", binary, "--backend", "cpu", "--seed", "1"]
+    r = run_cli(*args, timeout=300)
+    assert r.returncode == 1, r
+    assert re.search(r"^\S+ p14 --single-pass: race \(result depends on how blocks interleave\), failed at case \d+",
+                     r.stdout, re.M), r.stdout
+    assert "depends on thread order" not in r.stdout and "without a barrier between them; the answer" not in r.stdout, r.stdout
+    assert "Running blocks side by side gave a different answer than running them one at a time" in r.stdout, r.stdout
+    ko = run_cli(*(args + ["--lang", "ko"]), timeout=300)
+    assert "Race Condition (결과가 block들이 번갈아 실행되는 방식에 따라 달라짐)" in ko.stdout, ko.stdout

@@ -987,11 +987,12 @@ def fake_outcome(returncode, lines, result=None, timed_out=False):
     return Outcome(["x"], returncode, lines, result, timed_out, 0.1)
 
 
-def diagnosed(code, kind, detail=None, message="m"):
+def diagnosed(code, kind, detail=None, message="m", interleaved=False):
     verdict = "race" if code == 3 else "error"
     return fake_outcome(code, ["case: SIZE = 1", "cudasim: error: " + message],
                         {"verdict": verdict, "diagnosis": {"kind": kind, "sites": [], "block": [0, 0, 0], "threads": [],
-                                                           "detail": detail, "message": message}})
+                                                           "detail": detail, "message": message,
+                                                           "interleaved": interleaved}})
 
 
 @pytest.mark.parametrize("kind, detail, reason", [
@@ -1028,6 +1029,7 @@ def test_error_reasons_other_kinds():
     assert grade_run.explain(fake_outcome(3, [], {"verdict": "race"})) == "reported by the simulator"
     assert grade_run.explain(diagnosed(3, "race_shared")) == "unsynchronized accesses to shared memory"
     assert grade_run.explain(diagnosed(3, "race_schedule")) == "result depends on thread order"
+    assert grade_run.explain(diagnosed(3, "race_schedule", interleaved=True)) == "result depends on how blocks interleave"
 
 
 FAKE_CHECKER = """\

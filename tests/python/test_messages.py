@@ -46,6 +46,7 @@ def test_the_korean_form_keeps_the_placeholders_in_order(key):
 
 def test_every_reason_and_hint_has_a_korean_form():
     reasons = [r for r in explain.REASONS.values() if r is not explain.MESSAGE] + [explain.RACE_OTHER]
+    reasons += list(explain.INTERLEAVED_REASONS.values())
     texts = reasons + list(commands.HINTS.values()) + [commands.CRASH_HINT]
     missing = [t for t in texts if t not in KO]
     assert not missing, missing

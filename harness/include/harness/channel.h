@@ -20,7 +20,7 @@ namespace channel {
 constexpr const char* kOutputFdEnv = "PUZZLES_OUTPUT_FD";
 constexpr uint64_t kMagic = 0x3154554f5a5a5550ull;  // "PUZZOUT1"
 
-constexpr uint64_t kDiagnosisMagic = 0x314149445a5a5550ull;  // "PUZZDIA1"
+constexpr uint64_t kDiagnosisMagic = 0x324149445a5a5550ull;  // "PUZZDIA2" (2: with `interleaved`)
 
 // Who last wrote the bytes of a downloaded output buffer, as the simulator saw it.
 enum class Writer : uint8_t { None = 0, Host = 1, Memset = 2, Kernel = 3 };
@@ -60,6 +60,7 @@ struct DiagnosisRecord {
   uint32_t block[3] = {};
   uint32_t thread_count = 0;
   uint32_t threads[2][3] = {};
+  uint32_t interleaved = 0;
 };
 
 const char* writer_name(Writer w);  // "a kernel", "cudaMemset", "a cudaMemcpy from host memory", ...

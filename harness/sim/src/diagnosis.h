@@ -74,6 +74,10 @@ struct Diagnosis {
   uint3 block{0, 0, 0};
   std::vector<uint3> threads;  // the thread(s) involved, at most two
   std::string detail;          // what the kind alone does not say (the host function's name), or ""
+  // Found by the run whose blocks took turns side by side (Grid::interleave: the 'random' schedule
+  // of a checked launch); for race_schedule, the result differed from the first schedule's because
+  // blocks interleaved, which runs of one block at a time never show.
+  bool interleaved = false;
 };
 
 }  // namespace detail

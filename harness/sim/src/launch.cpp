@@ -303,6 +303,7 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     }
     if (!g.sample.empty()) unchecked_writes_done(before);
     if (g.err.code) {
+      g.err.diagnosis.interleaved = g.interleave;
       if (count > 1 && !g.checking)
         g.err.message += strf("\n  (found while running the '%s' thread schedule)", schedule_name(g.schedule));
       if (!found.empty()) {
@@ -372,7 +373,9 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
                           "adds more tiles than the nearest inclusive prefix, that gives up after a few polls, or an update "
                           "computed from an earlier read and stored with atomicExch changes with how blocks interleave.\n"
                         : "";
-        ErrorRec e{Diagnosis{Kind::race_schedule},
+        Diagnosis d{Kind::race_schedule};
+        d.interleaved = interleaved;
+        ErrorRec e{d,
                    strf("race in %s: the result depends on the order in which threads run%s (or on what uninitialized memory "
                         "holds: each order fills it differently).\n"
                         "  Running the threads of each barrier interval in %s wrote different values:\n%s%s"

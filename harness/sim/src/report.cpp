@@ -113,6 +113,7 @@ void fatal(const Diagnosis& d, const std::string& message) {
       v.threads[i][0] = d.threads[i].x, v.threads[i][1] = d.threads[i].y, v.threads[i][2] = d.threads[i].z;
     v.detail = d.detail.c_str();
     v.message = first_line.c_str();
+    v.interleaved = d.interleaved;
     g_hook(v);
   }
   std::fflush(stdout);
@@ -425,6 +426,7 @@ void watchdog_start() {
         if (secs < options().stall_seconds) continue;
         Grid* g = w->grid;
         Diagnosis d{Kind::runaway_thread};
+        d.interleaved = g && g->interleave;
         d.has_block = true;
         d.block = w->block.bid;
         d.threads.push_back(t->view.tid);

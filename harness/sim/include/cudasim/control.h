@@ -68,6 +68,8 @@ struct DiagnosisView {
   unsigned threads[2][3];
   const char* detail;         // what the kind alone does not say (the host function's name)
   const char* message;        // the first line of the message printed after "cudasim: error: "
+  int interleaved;            // found by the run whose blocks took turns side by side (the 'random'
+                              // schedule of a checked launch): a race_schedule between blocks
 };
 // Called just before the process exits on a kernel error or a crash, after the message.
 void set_fatal_hook(void (*hook)(const DiagnosisView& d));
