@@ -20,6 +20,13 @@ int diagnosis_code(const char* kind);  // the exit code of a simulator kind (3 o
 // While forbidden (simulator only), a copy of device memory to the host ends the run with the
 // diagnosis host_copy_in_launcher; returns whether it was forbidden before.
 bool forbid_device_to_host_copies(bool on);
+// Where a wrong output came from (simulator only; a GPU cannot say): watch_begin() makes the next
+// launches record every write with the reads it was computed from, on one schedule; then
+// watch_origin_json() walks back from a device word (JSON nodes, or "" when unknown).
+bool watch_supported();
+void watch_begin();
+std::string watch_origin_json(const void* device, bool is_float);
+void watch_end();
 std::string stats_json();  // simulator counters as a JSON object, or "" on the GPU
 }  // namespace backend
 }  // namespace harness

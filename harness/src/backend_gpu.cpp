@@ -24,6 +24,11 @@ void check_every_block() {}
 void on_fatal(void (*)(int, const Diagnosis&)) {}
 int diagnosis_code(const char*) { return 0; }
 bool forbid_device_to_host_copies(bool) { return false; }  // a GPU cannot tell who copies
+// Nothing on a GPU records who wrote device memory: the origin of a wrong output is unknown.
+bool watch_supported() { return false; }
+void watch_begin() {}
+std::string watch_origin_json(const void*, bool) { return ""; }
+void watch_end() {}
 std::string stats_json() { return ""; }
 
 }  // namespace backend

@@ -87,6 +87,7 @@ bool write_all(int fd, const void* data, size_t bytes) {
 }  // namespace
 
 void note_download(const void* device, const void* host, size_t bytes) {
+  remember_download(device, host, bytes);
   if (route() != Route::Send) return;  // only a graded run pays for the shadow-state walk
   Download d{bytes, fnv1a(host, bytes), {}};
   provenance::observe(device, bytes, &d.provenance);

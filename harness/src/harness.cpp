@@ -10,6 +10,9 @@
 #include <cstring>
 #include <string>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "backend.h"
 #include "harness/bench.h"
 
@@ -41,17 +44,61 @@ std::string diagnosis_json(const Diagnosis& d) {
          ", \"interleaved\": " + (d.interleaved ? "true" : "false") + "}";
 }
 
-static void print_result(const char* verdict, long long mismatches, const Diagnosis* d = nullptr) {
+static void print_result(const char* verdict, long long mismatches, const Diagnosis* d = nullptr,
+                         const std::string& origin = "") {
   std::fflush(stderr);
   const Case& c = *g_case;
   std::printf("RESULT {\"verdict\": \"%s\", \"puzzle\": \"%s\", \"variant\": \"%s\", \"n\": %lld, \"tpb\": %d, \"seed\": %" PRIu64
-              ", \"show\": %s, \"mismatches\": %lld%s}\n",
+              ", \"show\": %s, \"mismatches\": %lld%s%s}\n",
               verdict, kPuzzle.name, c.variant.c_str(), c.n, c.tpb, c.seed, c.show ? "true" : "false", mismatches,
-              d ? (", \"diagnosis\": " + diagnosis_json(*d)).c_str() : "");
+              d ? (", \"diagnosis\": " + diagnosis_json(*d)).c_str() : "",
+              origin.empty() ? "" : (", \"origin\": " + origin).c_str());
   std::fflush(stdout);
 }
 
+// ---- where the first wrong element came from ---------------------------------------------------
+// The instrumentation sees loads and stores, not data flow, and recording every read of every run
+// would slow every case down. So a case whose answer is wrong runs a second time, quietly, on the
+// checked schedule with the simulator's watch on (backend::watch_begin), and the RESULT line of the
+// first run carries, as data, the write that set the first wrong element and the writes it was
+// computed from ("origin").
+static struct {
+  bool want = false;   // the first run failed, and its first wrong element came from a device download
+  bool rerun = false;  // the quiet rerun is under way
+  long long mismatches = 0;
+  size_t index = 0;
+  std::string got, expected;
+  std::string nodes;   // backend::watch_origin_json of the rerun ("" unknown)
+  int saved_out = -1, saved_err = -1;
+} g_origin;
+
+static void quiet(bool on) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (on) {
+    g_origin.saved_out = dup(1);
+    g_origin.saved_err = dup(2);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, 1), dup2(null, 2), close(null);
+  } else if (g_origin.saved_out >= 0) {
+    dup2(g_origin.saved_out, 1), dup2(g_origin.saved_err, 2);
+    close(g_origin.saved_out), close(g_origin.saved_err);
+    g_origin.saved_out = g_origin.saved_err = -1;
+  }
+}
+
+static std::string origin_json() {
+  return "{\"index\": " + std::to_string(g_origin.index) + ", \"got\": " + json_string(g_origin.got) +
+         ", \"expected\": " + json_string(g_origin.expected) + ", \"nodes\": " +
+         (g_origin.nodes.empty() ? std::string("[]") : g_origin.nodes) + "}";
+}
+
 static void on_fatal(int code, const Diagnosis& d) {
+  if (g_origin.rerun) {  // the rerun of a wrong answer cannot end otherwise; if it does, the first run's verdict stands
+    quiet(false);
+    print_result("fail", g_origin.mismatches);
+    std::_Exit(1);
+  }
   // Under `grade` the checker never reads this process's output: the diagnosis goes to it on the
   // output channel, to explain the exit code.
   if (detail::route() == detail::Route::Send) detail::send_diagnosis(d);
@@ -112,6 +159,28 @@ void check_kernels(const char* what) {
 // ---- printing -------------------------------------------------------------------------------
 
 namespace detail {
+
+struct Downloaded {
+  const void* device;
+  const void* host;
+  size_t bytes;
+};
+static std::vector<Downloaded> g_downloaded;
+
+void remember_download(const void* device, const void* host, size_t bytes) {
+  g_downloaded.push_back({device, host, bytes});
+  if (g_downloaded.size() > 64) g_downloaded.erase(g_downloaded.begin());
+}
+
+// The device address a host element was downloaded from, or null.
+static const void* device_of(const void* host) {
+  const char* h = static_cast<const char*>(host);
+  for (auto it = g_downloaded.rbegin(); it != g_downloaded.rend(); ++it) {
+    const char* lo = static_cast<const char*>(it->host);
+    if (h >= lo && h < lo + it->bytes) return static_cast<const char*>(it->device) + (h - lo);
+  }
+  return nullptr;
+}
 
 DriverCopy::DriverCopy() : was_forbidden_(backend::forbid_device_to_host_copies(false)) {}
 DriverCopy::~DriverCopy() { backend::forbid_device_to_host_copies(was_forbidden_); }
@@ -194,7 +263,8 @@ static std::string uninit_note(const std::string& text) {
 
 int finish_impl(const Case& c, const Config& cfg, size_t n_in, size_t n_out, std::string (*in_at)(const void*, size_t), const void* in,
                 std::string (*out_at)(const void*, size_t), const void* got, const void* expected,
-                bool (*equal)(const void*, const void*, size_t, double), double tol) {
+                bool (*equal)(const void*, const void*, size_t, double), double tol, const void* got_data,
+                size_t element_size, bool is_float) {
   size_t got_n = static_cast<const std::vector<char>*>(got)->size();  // only the size is read
   (void)got_n;
   size_t mismatches = 0, first = n_out;
@@ -203,6 +273,12 @@ int finish_impl(const Case& c, const Config& cfg, size_t n_in, size_t n_out, std
       if (first == n_out) first = i;
       ++mismatches;
     }
+  const void* first_device =
+      mismatches && got_data ? device_of(static_cast<const char*>(got_data) + first * element_size) : nullptr;
+  if (g_origin.rerun) {  // the quiet rerun: only where the first wrong element came from
+    if (first_device) g_origin.nodes = backend::watch_origin_json(first_device, is_float);
+    return mismatches ? 1 : 0;
+  }
   if (c.show) {
     std::printf("config:   %s\n", config_str(c, cfg).c_str());
     std::printf("input:    %s\n", format_array(n_in, in_at, in).c_str());
@@ -236,6 +312,14 @@ int finish_impl(const Case& c, const Config& cfg, size_t n_in, size_t n_out, std
     if (!named.empty())
       std::printf("note: memory from cudaMalloc and __shared__ arrays starts as garbage (the simulator fills it with the "
                   "byte 0xCD, as above): that output was never written, or was computed from memory nobody wrote.\n");
+  }
+  if (mismatches && first_device && route() == Route::Local && backend::watch_supported()) {
+    g_origin.want = true;  // main() reruns the case and prints RESULT with the origin
+    g_origin.mismatches = (long long)mismatches;
+    g_origin.index = first;
+    g_origin.got = out_at(got, first);
+    g_origin.expected = out_at(expected, first);
+    return 1;
   }
   print_result(mismatches ? "fail" : "pass", (long long)mismatches);
   return mismatches ? 1 : 0;
@@ -358,6 +442,17 @@ int main(int argc, char** argv) {
   // other copy of device memory to the host is the launcher's, and is refused (host_copy_in_launcher).
   backend::forbid_device_to_host_copies(!allow_host_copies);
   int rc = entry->run(c);
+  if (g_origin.want) {
+    quiet(true);
+    g_origin.rerun = true;
+    detail::g_downloaded.clear();
+    backend::watch_begin();
+    entry->run(c);
+    backend::watch_end();
+    g_origin.rerun = false;
+    quiet(false);
+    print_result("fail", g_origin.mismatches, nullptr, origin_json());
+  }
   backend::forbid_device_to_host_copies(false);
   if (stats && !backend::stats_json().empty()) std::printf("STATS %s\n", backend::stats_json().c_str());
   return rc;

@@ -13,7 +13,7 @@ from .common import (PROG, BuildError, UsageError, build_dir, fmt_seconds, mark,
                      rel, run_timeout, stdout_is_tty, table)
 from .cases import STATUS_SEED, random_case, seeded_cases
 from .driver import ERROR, PASS, USAGE, Outcome, relevant_lines, run_driver
-from .explain import explain, simulator_reason
+from .explain import ORIGIN_HINT, explain, origin_lines, simulator_reason
 from .messages import activate, driver_line, tr, tr_reason
 from .options import backend_choice, parse
 from .puzzles import Puzzle, Variant, discover
@@ -93,6 +93,8 @@ CRASH_HINT = ("The program crashed, often from an out-of-bounds access. "
 
 
 def _hint_for(outcome: Outcome) -> str:
+    if outcome.reason == "wrong answer" and origin_lines(outcome.result):
+        return tr(ORIGIN_HINT)
     if outcome.reason == "wrong answer" and not any(l.lstrip().startswith("out:") for l in outcome.lines):
         return tr(HINTS["wrong answer (no arrays)"])  # never point at lines that are not there
     if outcome.reason.startswith("race: unsynchronized accesses"):
@@ -164,6 +166,10 @@ def cmd_run(root: Path, args: List[str]) -> int:
         named = simulator_reason(outcome)
         if named:
             reason = "kernel error: " + named if not named.startswith("kernel error") else named
+    for line in origin_lines(outcome.result):
+        out(line)
+    if origin_lines(outcome.result):
+        out("")
     out(tr("%s %s failed: %s") % (mark(False), variant.label, tr_reason(reason)))
     hint = _hint_for(outcome)
     if hint:
@@ -232,6 +238,8 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
     out(tr("    replay: %s") % " ".join(replay))
     for line in relevant_lines(outcome.lines):
         out("    | " + driver_line(line))
+    for line in origin_lines(outcome.result):
+        out("    " + line)
     hint = _hint_for(outcome)
     if hint:
         out("    " + hint)

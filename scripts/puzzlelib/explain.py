@@ -10,9 +10,10 @@ keeps the two in step), so rewording a simulator message never changes the reaso
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import List, Optional
 
 from .driver import ERROR, RACE, Outcome
+from .messages import tr
 
 # The short reason of each kind; MESSAGE: the kind has none of its own, and the reason is
 # "kernel error: " and the start of the simulator's message. A race reason replaces the verdict's
@@ -137,3 +138,84 @@ def explain(outcome: Outcome, timeout: Optional[float] = None, memory: Optional[
     if outcome.reason == "kernel error":
         return simulator_reason(outcome) or outcome.reason
     return outcome.reason
+
+
+# ---- where a wrong answer came from -------------------------------------------------------------
+# A failing case's RESULT carries "origin" (harness.cpp; CPU simulator only): the first wrong
+# element, the write that set it and the writes it was computed from, as data
+# ({"index", "got", "expected", "nodes": [{"kind", "array", "index", "space", "block", "thread",
+# "site", "barrier", "depth", "reads": [{"node", "value", "site"}], "more_reads"}]}). Node 0 is the
+# write of the wrong element; each read names the node that wrote the word it read.
+
+def _who(v) -> str:
+    """A block or thread index as the learner writes it: 3, or (3, 1, 0) in a 2D/3D launch."""
+    v = list(v or [0, 0, 0])
+    return str(v[0]) if v[1:] == [0, 0] else "(%s)" % ", ".join(str(x) for x in v)
+
+
+def _short(site: str) -> str:
+    """file:line without the directories: the chain's first line gives the whole path."""
+    return site.rsplit("/", 1)[-1] if site else "?"
+
+
+def _step(node: dict) -> str:
+    b = node.get("barrier") or 0
+    return tr("after barrier %d") % b if b else tr("before the first barrier")
+
+
+def _written(node: dict, site: str) -> str:
+    return tr("written by block %s, thread %s at %s (%s)") % (_who(node.get("block")), _who(node.get("thread")),
+                                                             site, _step(node))
+
+
+def origin_lines(result: Optional[dict]) -> List[str]:
+    """The chain back from the first wrong element, one line a step, indented by depth; [] without one."""
+    origin = (result or {}).get("origin")
+    if not isinstance(origin, dict):
+        return []
+    nodes = origin.get("nodes") or []
+    if not nodes or nodes[0].get("kind") != "write":
+        return []
+    first = nodes[0]
+    name = "%s[%s]" % (first.get("array"), origin.get("index"))
+    lines = [tr("first wrong element: %s = %s, expected %s") % (name, origin.get("got"), origin.get("expected")),
+             "  " + _written(first, first.get("site") or "?")]
+    shown = {0}
+
+    def reads_of(i: int, depth: int) -> None:
+        node = nodes[i]
+        pad = "  " * (depth + 1)
+        for r in node.get("reads") or []:
+            j = r.get("node")
+            src = nodes[j] if isinstance(j, int) and 0 <= j < len(nodes) else None
+            what = tr("%s = %s, read at %s") % ("%s[%s]" % (src["array"], src["index"]) if src else "?",
+                                              r.get("value"), _short(r.get("site", "")))
+            if src is None:
+                lines.append(pad + what)
+                continue
+            kind = src.get("kind")
+            if kind == "input":
+                lines.append(pad + what + ": " + tr("input (copied from the host)"))
+            elif kind == "memset":
+                lines.append(pad + what + ": " + tr("set by cudaMemset"))
+            elif kind != "write":
+                lines.append(pad + what + ": " + tr("no kernel wrote it during the run"))
+            elif j in shown:
+                lines.append(pad + what + ", " + tr("the same write as above"))
+            else:
+                shown.add(j)
+                lines.append(pad + what + ", " + _written(src, _short(src.get("site", ""))))
+                reads_of(j, depth + 1)
+        if node.get("more_reads"):
+            lines.append(pad + tr("(and %d earlier reads)") % node["more_reads"])
+
+    if first.get("reads"):
+        lines.append("  " + tr("computed from:"))
+        reads_of(0, 1)
+    if origin.get("truncated"):
+        lines.append("  " + tr("(the run wrote too much to record every step)"))
+    return lines
+
+
+ORIGIN_HINT = ("Follow the chain from the wrong element back to the input: at the first value you did not "
+               "expect, check the index arithmetic of that read and the step (barrier) it ran in.")

@@ -68,6 +68,23 @@ KO = {
     "note: %s, so this runs on the CPU simulator": "note: %s, 그래서 CPU simulator에서 실행합니다",
     "This is a problem with the puzzle setup, not with your code: the build may be out of date.":
         "코드 문제가 아니라 퍼즐 설정 문제입니다. build가 오래되었을 수 있습니다.",
+    # ---- where a wrong answer came from (explain.origin_lines) ----------------------------------
+    "first wrong element: %s = %s, expected %s": "처음 틀린 원소: %s = %s, expected %s",
+    "written by block %s, thread %s at %s (%s)": "block %s, thread %s가 %s에서 씀 (%s)",
+    "after barrier %d": "barrier %d 이후",
+    "before the first barrier": "첫 barrier 이전",
+    "computed from:": "다음 값들로 계산됨:",
+    "%s = %s, read at %s": "%s = %s, %s에서 읽음",
+    "input (copied from the host)": "입력 (host에서 복사됨)",
+    "set by cudaMemset": "cudaMemset으로 설정됨",
+    "no kernel wrote it during the run": "실행 중 어떤 kernel도 쓰지 않음",
+    "the same write as above": "위와 같은 write",
+    "(and %d earlier reads)": "(그 전의 read %d개 더)",
+    "(the run wrote too much to record every step)": "(실행이 너무 많이 써서 모든 단계를 기록하지 못했습니다)",
+    "Follow the chain from the wrong element back to the input: at the first value you did not expect, check the "
+    "index arithmetic of that read and the step (barrier) it ran in.":
+        "틀린 원소에서 입력까지 chain을 거슬러 따라가세요. 예상과 다른 첫 값에서 그 read의 index 계산과 "
+        "그것이 실행된 단계(barrier)를 확인하세요.",
     # ---- hints ---------------------------------------------------------------------------------
     "Compare the `out:` and `expected:` lines above; start at the first element that differs.":
         "위의 `out:`과 `expected:` 줄을 비교하세요. 처음으로 다른 원소부터 보면 됩니다.",

@@ -55,6 +55,8 @@ namespace detail {
 enum class Route { Local, Send, Receive };
 Route route();
 void note_download(const void* device, const void* host, size_t bytes);  // what the simulator saw
+// The downloads of this case, so that a wrong element can be traced to the device word it came from.
+void remember_download(const void* device, const void* host, size_t bytes);
 int send_output(const Case& c, const void* data, size_t element_size, size_t count);
 // Fills data with the learner's output; ends the process with the verdict when there is none.
 void receive_output(const Case& c, void* data, size_t element_size, size_t count);
@@ -128,7 +130,8 @@ std::string format_value(long long v);
 std::string format_value(double v);
 int finish_impl(const Case& c, const Config& cfg, size_t n_in, size_t n_out, std::string (*in_at)(const void*, size_t),
                 const void* in, std::string (*out_at)(const void*, size_t), const void* got, const void* expected,
-                bool (*equal)(const void*, const void*, size_t, double), double tol);
+                bool (*equal)(const void*, const void*, size_t, double), double tol, const void* got_data = nullptr,
+                size_t element_size = 0, bool is_float = false);
 template <class T>
 std::string at(const void* v, size_t i) {
   const T& x = static_cast<const std::vector<T>*>(v)->at(i);
@@ -161,7 +164,8 @@ int finish(const Case& c, const Config& cfg, const std::vector<TI>& input, const
   if (route == detail::Route::Send) return detail::send_output(c, got.data(), sizeof(TO), got.size());
   if (route == detail::Route::Local)
     return detail::finish_impl(c, cfg, input.size(), expected.size(), &detail::at<TI>, &input, &detail::at<TO>, &got,
-                               &expected, &detail::eq<TO>, tol.rel);
+                               &expected, &detail::eq<TO>, tol.rel, got.data(), sizeof(TO),
+                               std::is_floating_point<TO>::value);
   std::vector<TO> received(expected.size());
   detail::receive_output(c, received.data(), sizeof(TO), received.size());
   const int rc = detail::finish_impl(c, cfg, input.size(), expected.size(), &detail::at<TI>, &input, &detail::at<TO>,

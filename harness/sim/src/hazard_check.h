@@ -12,6 +12,7 @@
 
 #include "checker_state.h"
 #include "events.h"
+#include "watch.h"
 
 namespace cudasim {
 namespace detail {
@@ -264,6 +265,9 @@ inline __attribute__((always_inline)) void MemoryChecker::access(const AccessEve
   uintptr_t hi = a + size;
   for (uintptr_t ca = base + ((a - base) & ~uintptr_t(3)); ca < hi; ca += 4) {
     uint32_t m = byte_mask(ca, a, hi);
+    // Watch mode (a rerun of a wrong answer): before the cell, so a read sees who wrote the word.
+    if (__builtin_expect(g_watch_on, 0))
+      watch_access(*w, t, c.space, ca, write, read, c.s.run, c.s.pc, dinit ? dinit + ((ca - base) >> 2) : nullptr);
     check_cell(c, cells[(ca - base) >> 2], m, write, read, dinit ? dinit + ((ca - base) >> 2) : nullptr);
   }
 }

@@ -83,6 +83,35 @@ enum class Writer : uint8_t { None = 0, Host = 1, Memset = 2, Kernel = 3 };
 // returns false otherwise.
 bool last_writers(const void* p, size_t bytes, Writer* out);
 
+// Where a value in device memory came from (the harness asks after a wrong answer, and reruns the
+// case to find out). Between watch_begin() and watch_end(), every write of a checked launch is
+// recorded with the reads its thread made since its previous write (the last four, each with the
+// value read and the write that had set it); a bounded table (about a million writes).
+void watch_begin();
+void watch_end();
+struct OriginNode {
+  enum Kind { Never = 0, Write = 1, Host = 2, Memset = 3 };
+  int kind;             // Write: a kernel's store or atomic; Host: a cudaMemcpy from the host (an input);
+                        // Memset: cudaMemset; Never: nothing recorded wrote it
+  char array[48];       // as reports name it: a kernel parameter ("out"), a __shared__ array, "buffer #2"
+  long long index;      // element index in `array`
+  int shared;           // shared memory (of `block`), else device memory
+  unsigned block[3], thread[3];  // Write: who wrote it
+  char site[256];       // Write: the store's "file:line"
+  unsigned epoch;       // Write: the __syncthreads() its block had passed before the store
+  const char* type;     // the element type when the buffer's is known ("int", "float"), else ""
+  int depth;            // steps back from the watched word
+  int nreads;           // the reads the writing thread made since its previous write
+  int reads[4];         // index of each read's writer in the returned nodes (-1: not followed)
+  uint32_t values[4];   // the 4-byte word each read returned
+  char read_sites[4][256];  // the "file:line" of each read
+  int more_reads;       // reads beyond the four kept
+};
+// The write that set the word at p during the watch, and the writes it was computed from, breadth
+// first, at most max_nodes and max_depth steps back; returns how many (0: no write recorded).
+int watch_origin(const void* p, OriginNode* out, int max_nodes, int max_depth);
+bool watch_overflowed();  // the table filled up: the walk may stop early
+
 // While forbidden, a copy of device memory into host memory (cudaMemcpy and cudaMemcpyAsync that
 // read device or managed memory into host memory, either kind included cudaMemcpyDefault;
 // cudaMemcpy2D; cudaMemcpyFromSymbol) ends the program with the diagnosis host_copy_in_launcher.
