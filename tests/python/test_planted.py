@@ -166,3 +166,31 @@ def test_runaway_thread_without_a_barrier_is_reported_at_a_line_of_its_loop():
     last = next(i for i in range(first + 1, len(lines) + 1) if lines[i - 1] == " " * indent + "}")
     assert first <= int(m.group(2)) <= last, "line %s is outside the loop at lines %d-%d:\n%s" % (
         m.group(2), first, last, proc.stdout)
+
+
+def test_wrong_answer_names_the_writer_and_the_off_by_one_read():
+    """A plain wrong answer (issue 21 item 5): check names who wrote the first wrong element (block,
+    thread, line, barrier step) and walks back through the shared values it was computed from to
+    the input; the chain names the planted off-by-one read `shared[local_i - offset + 1]`."""
+    path = ROOT / "tests" / "planted" / "p14" / "simple_neighbour_off_by_one.plant"
+    h, _, _, cmd = planted_check(path)
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
+                          env=dict(os.environ, **h["env"]))
+    assert proc.returncode == 1, proc.stdout
+    first = re.search(r"first wrong element: out\[(\d+)\] = (-?\d+), expected (-?\d+)\n\s+written by block 0, thread "
+                      r"(\d+) at (\S*simple_neighbour_off_by_one\.cu):(\d+) \(after barrier (\d+)\)", proc.stdout)
+    assert first, "no writer named for the first wrong element:\n" + proc.stdout
+    index, thread, source, line = int(first.group(1)), int(first.group(4)), first.group(5), int(first.group(6))
+    assert thread == index, proc.stdout  # one block: thread i writes out[i]
+    lines = (ROOT / source).read_text(encoding="utf-8").splitlines()
+    assert "out[global_i] = shared[local_i]" in lines[line - 1], (line, proc.stdout)
+    # The barrier step is the one after the whole loop: the store follows the last __syncthreads().
+    assert int(first.group(7)) > 0
+    # Back through the scan step's write to the read whose index is one off, then to the input.
+    off_by_one = next(i for i, l in enumerate(lines, 1) if "shared[local_i - offset + 1]" in l)
+    step = next(i for i, l in enumerate(lines, 1) if "shared[local_i] += current" in l)
+    chain = proc.stdout[first.end():]
+    assert re.search(r"shared\[%d\] = -?\d+, read at simple_neighbour_off_by_one\.cu:%d, written by block 0, thread %d "
+                     r"at simple_neighbour_off_by_one\.cu:%d \(after barrier \d+\)" % (index, line, index, step), chain), chain
+    assert re.search(r"shared\[\d+\] = -?\d+, read at simple_neighbour_off_by_one\.cu:%d," % off_by_one, chain), chain
+    assert re.search(r"a\[\d+\] = -?\d+, read at \S+: input \(copied from the host\)", chain), chain
