@@ -74,6 +74,7 @@ KO = {
     "after barrier %d": "barrier %d 이후",
     "before the first barrier": "첫 barrier 이전",
     "computed from:": "다음 값들로 계산됨:",
+    "on the chain back from the first wrong element": "처음 틀린 원소에서 거슬러 올라가는 chain 위의 cell",
     "%s = %s, read at %s": "%s = %s, %s에서 읽음",
     "input (copied from the host)": "입력 (host에서 복사됨)",
     "set by cudaMemset": "cudaMemset으로 설정됨",

@@ -20,11 +20,11 @@ from . import trace_html
 from .common import PROG, BuildError, UsageError, build_dir, out, rel, run_timeout, stdout_is_tty
 from .cases import traced_case
 from .driver import parse_result_line
-from .explain import diagnosis_reason
+from .explain import diagnosis_reason, origin_lines
 from .messages import activate, korean, tr
 from .options import seed_int
 from .request import Verb, parse_request, pick
-from .trace_model import Access, Launch, Step, fmt, guess_type, load, short_site, tlist, tname
+from .trace_model import Access, Launch, Step, fmt, guess_type, load, mark_origin, short_site, tlist, tname
 
 WIDTH = 100
 MAX_THREADS = 256  # p29 --multi-stage is written for 256 threads: its show size must trace
@@ -548,6 +548,8 @@ def cmd_trace(root: Path, args: List[str]) -> int:
         source = source_path.read_text(encoding="utf-8", errors="replace").splitlines() if source_path else []
         launches = load(events, source)
     diagnosis = (result or {}).get("diagnosis")
+    # A wrong answer: the page outlines the cells the first wrong element was computed from.
+    mark_origin(launches, (result or {}).get("origin"))
     for launch in launches:
         if launch.cut_off and launch.error is None and isinstance(diagnosis, dict):
             # The watchdog ended the process inside this launch: the report is the driver's RESULT.
@@ -586,6 +588,8 @@ def cmd_trace(root: Path, args: List[str]) -> int:
         out(tr("wrote %s: open it in a browser (it loads nothing from the network)") % target)
     if verdict == "pass":
         return 0
+    for line in origin_lines(result):
+        out(line)
     out(style.red(tr("%s: %s (the simulator's report: `%s run %s %s%s`)") % (
         variant.label, tr(verdict), PROG, puzzle.name, variant.flag, " --solution" if solution else "")))
     return 1

@@ -44,6 +44,7 @@ pre { font: 12.5px/1.35 ui-monospace, Menlo, Consolas, monospace; margin: 0; whi
 .detail.bad { border-left-color: #d00; }
 .legend span { display: inline-block; margin: 0 .7em .2em 0; }
 .swatch { display: inline-block; width: .9em; height: .9em; border-radius: 2px; vertical-align: -1px; margin-right: .25em; }
+.swatch.origin { border: 2px dashed #111; box-sizing: border-box; }
 .verdict-pass { color: #070; font-weight: bold; }
 .verdict-fail { color: #d00; font-weight: bold; }
 .red { color: #d00; }
@@ -51,6 +52,7 @@ svg text { font: 12px ui-monospace, Menlo, Consolas, monospace; }
 svg .cell rect { fill: #fff; stroke: #bbb; }
 svg .cell.empty text { fill: #aaa; }
 svg .cell.hazard rect { fill: #ffd6d6; stroke: #d00; stroke-width: 2.5; }
+svg .cell.origin rect { stroke: #111 !important; stroke-width: 3; stroke-dasharray: 5 3; }
 svg .row.future { opacity: .12; }
 svg .row.current .rowlabel { font-weight: bold; }
 svg .rowband { fill: transparent; }
@@ -215,6 +217,9 @@ def grid_svg(launch: Launch) -> str:
                     cls += " written"
                     style = ' style="fill:%s;stroke:%s"' % (thread_colour(t, True), thread_colour(t))
                     title += ", written by %s" % tname(t)
+                if (r, name, i) in launch.origin:
+                    cls += " origin"
+                    title += " (%s)" % tr("on the chain back from the first wrong element")
                 if v is None:
                     cls += " empty"
                 parts.append('<g class="%s" data-cell="%s[%d]"><title>%s</title><rect x="%.1f" y="%.1f" width="%d" '
@@ -256,8 +261,11 @@ def legend(launch: Launch) -> str:
     items = ['<span><span class="swatch" style="background:%s"></span>%s</span>' % (thread_colour(t), tname(t))
              for t in range(shown)]
     more = tr(" \u2026 and %d more threads") % (launch.threads - shown) if launch.threads > shown else ""
-    return ('<p class="legend">%s %s%s. <span><span class="swatch" style="background:%s"></span>%s</span></p>'
-            % (esc(tr("threads:")), "".join(items), esc(more), HAZARD_RED, esc(tr("a hazard or an uninitialized read"))))
+    origin = (' <span><span class="swatch origin"></span>%s</span>' % esc(tr("on the chain back from the first wrong element"))
+              if launch.origin else "")
+    return ('<p class="legend">%s %s%s. <span><span class="swatch" style="background:%s"></span>%s</span>%s</p>'
+            % (esc(tr("threads:")), "".join(items), esc(more), HAZARD_RED, esc(tr("a hazard or an uninitialized read")),
+               origin))
 
 
 def launch_section(n: int, total: int, launch: Launch, step_texts: List[Tuple[str, str, bool]], head: str,

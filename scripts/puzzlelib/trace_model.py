@@ -156,6 +156,7 @@ class Step:
         self.after = {}  # type: Dict[str, List[object]]   every shared array after the step
         self.written = {}  # type: Dict[Tuple[str, int], int]   cell -> the thread that wrote it last
         self.marked = set()  # type: set   cells in a hazard or an uninitialized read
+        self.barriers = 0  # __syncthreads() the block had passed when the step began (the checker's epoch)
 
     @property
     def empty(self) -> bool:
@@ -178,6 +179,9 @@ class Launch:
         self.stop = []  # type: List[list]   where each thread was when the launch stopped: [t, state, what, site]
         self.cut_off = False  # the process ended inside the launch (the watchdog): no end, no sites
         self.truncated = False
+        # Cells on the chain back from the first wrong element (RESULT's "origin"): (row, array, index),
+        # row k being the k-th step, where that write happened.
+        self.origin = set()  # type: set
         self.sites = {}  # type: Dict[int, str]
 
     def site_of(self, pc: int) -> str:
@@ -268,11 +272,13 @@ def _build_steps(launch: Launch, events: List[dict], ctype) -> None:
     for a in launch.arrays:
         state[a["name"]] = [None] * a["count"]
     arrivals = {}  # type: Dict[Tuple[str, int], List[dict]]
+    bars = [0]
 
     def close(end: str, nxt: str) -> Step:
         step.end = end
         step.after = {k: list(v) for k, v in state.items()}
         s = Step(nxt)
+        s.barriers = bars[0]
         steps.append(s)
         return s
 
@@ -289,6 +295,7 @@ def _build_steps(launch: Launch, events: List[dict], ctype) -> None:
                         step.written[(acc.array, cell)] = acc.thread
         elif kind == "bar":
             site = short_site(ev["site"])
+            bars[0] += 1
             step = close(site, "__syncthreads() at " + site)
         elif kind == "warp":
             site = short_site(ev["site"])
@@ -330,3 +337,33 @@ def _mark(step: Step, ev: dict) -> None:
     for acc in step.accesses:
         if acc.thread in threads and acc.array == ev["arr"] and ev["i"] in acc.cells:
             acc.hazard = True
+
+
+def mark_origin(launches: List[Launch], origin: Optional[dict]) -> int:
+    """Mark, in the traced block, the shared-memory cells of the chain back from the first wrong
+    element (RESULT's "origin": each write with its block, thread and barrier step) in the step that
+    wrote them; returns how many were marked. The chain ends in the last launch that wrote them."""
+    marked = 0
+    for node in (origin or {}).get("nodes") or []:
+        if node.get("kind") != "write" or node.get("space") != "shared":
+            continue
+        for launch in reversed(launches):
+            if launch.block_index is None or _linear(node.get("block"), launch.grid) != launch.block_index:
+                continue
+            thread = _linear(node.get("thread"), launch.block)
+            rows = [k for k, step in enumerate(launch.steps, 1)
+                    if step.barriers == node.get("barrier") and any(
+                        a.shared and a.kind in ("w", "rw") and a.thread == thread and a.array == node.get("array")
+                        and node.get("index") in a.cells for a in step.accesses)]
+            if rows:
+                launch.origin.add((rows[-1], node["array"], node["index"]))
+                marked += 1
+                break
+    return marked
+
+
+def _linear(v, dims) -> int:
+    """An (x, y, z) index as a linear number in a launch of dims (x, y, z)."""
+    v = list(v or [0, 0, 0]) + [0, 0]
+    d = list(dims if isinstance(dims, (list, tuple)) else [dims, 1, 1]) + [1, 1]
+    return v[0] + d[0] * (v[1] + d[1] * v[2])

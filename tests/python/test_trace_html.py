@@ -214,3 +214,21 @@ def test_race_page_renders_in_headless_chromium_with_no_errors(tmp_path):
     assert probe["after_two"] == "2" and probe["title_two"].startswith("step 2: after __syncthreads()")
     if os.environ.get("PUZZLES_TRACE_SCREENSHOT"):
         shutil.copy(str(shot), os.environ["PUZZLES_TRACE_SCREENSHOT"])
+
+
+def test_wrong_answer_page_outlines_the_chain_of_the_first_wrong_element(tmp_path):
+    """A plain wrong answer (the planted off-by-one scan): the page outlines the shared cells that the
+    first wrong element, out[1], was computed from, each in the step that wrote it: shared[1] as
+    copied from the input and shared[1] after the first scan step (thread 1 added its own element)."""
+    binary = build_dir() / "bin" / "planted_p14_simple_neighbour_off_by_one_cpu"
+    if not binary.is_file():
+        pytest.skip("%s is not built" % binary)
+    rc, page = trace_html(tmp_path, "origin", "p14", "--simple", "--binary", binary)
+    assert rc == 1
+    doc = parsed(page)
+    outlined = [a["data-cell"] for a in doc.having("g", "origin")]
+    assert outlined == ["shared[1]", "shared[1]"], outlined
+    assert doc.having("span", "origin"), "the legend does not explain the outline"
+    # A run that passes outlines nothing.
+    rc, page = trace_html(tmp_path, "solution", "p14", "--simple", "--solution")
+    assert rc == 0 and not parsed(page).having("g", "origin")

@@ -14,6 +14,7 @@
 
 #include "checker_state.h"
 #include "cudasim/control.h"
+#include "trace.h"
 
 namespace cudasim {
 namespace detail {
@@ -174,12 +175,18 @@ void watch_access(Worker& w, Thread& t, Space sp, uintptr_t word, bool write, bo
 
 }  // namespace detail
 
+static bool g_trace_was_on = false;
+
 void watch_begin() {
   detail::g = detail::State{};
   detail::g_watch_on = true;
+  // The rerun is the harness's, not the program's: a trace (CUDASIM_TRACE) shows the first run only.
+  g_trace_was_on = detail::g_trace_on;
+  detail::g_trace_on = false;
 }
 
 void watch_end() {
+  detail::g_trace_on = g_trace_was_on;
   detail::g_watch_on = false;
   detail::g = detail::State{};
 }
