@@ -132,3 +132,17 @@ def test_a_variant_without_its_dashes_suggests_the_flag(cli, fixture_root, word)
     r = cli("run", "p99", word, root=fixture_root)
     assert r.returncode == 2
     assert "did you mean --simple?" in r.stderr, r.stderr
+
+
+def test_korean_tables_line_up_in_the_terminal():
+    # Hangul takes two terminal columns: `check`'s table pads by columns, not by characters.
+    from puzzlelib import commands
+    from puzzlelib.common import table, width
+
+    assert width("판정") == 4 and width("case 2/20에서 실패") == 18 and width("fail") == 4
+    lines = table([["p14 --simple", "오류", "case 2/20에서 실패", "0.0", "이유"]],
+                  header=["variant", "판정", "case", "초", "이유"]).splitlines()
+    # Each column starts at the same terminal column on every line.
+    starts = [[width(l[:m.start()]) for m in re.finditer(r"(?<=  )\S", l)] for l in lines]
+    assert starts[0] == starts[1] == [14, 20, 40, 45], lines
+    assert 19 <= width(commands.cut("한국어 요약 " * 10, 21)) <= 21 and commands.cut("abc", 21) == "abc"
