@@ -80,7 +80,16 @@ def test_the_mismatch_block_in_korean(korean):
     assert messages.driver_line("mismatch: 8 of 8 outputs differ; first at index 0") == \
         "mismatch: 출력 8개 중 8개가 다릅니다. 처음 다른 곳은 index 0"
     assert messages.driver_line("  [1] expected 1, got -842150451 (uninitialized: the 0xCD fill read as an int)") == \
-        "  [1] 기대값 1, 결과 -842150451 (초기화되지 않은 값: the 0xCD fill read as an int)"
+        "  [1] 기대값 1, 결과 -842150451 (초기화되지 않은 값: 0xCD로 채운 값을 int로 읽은 것)"
+    assert messages.driver_line("  [0] expected 2, got -4.316021e+08 (uninitialized: the 0xCD fill read as a float)") \
+        .endswith("(초기화되지 않은 값: 0xCD로 채운 값을 float로 읽은 것)")
+    # The notes of values computed from the fill (harness.cpp's uninit_note), every form in Korean.
+    assert messages.driver_line("  [0] expected 0, got -842150446 (uninitialized: the 0xCD fill + 5, computed "
+                                "from memory nobody wrote)") == \
+        "  [0] 기대값 0, 결과 -842150446 (초기화되지 않은 값: 0xCD로 채운 값 + 5: 아무도 쓰지 않은 메모리로 계산됨)"
+    assert messages.driver_line("  [0] expected 0, got 1768515945 (uninitialized: 3 x the 0xCD fill - 2, a sum of "
+                                "memory nobody wrote)") == \
+        "  [0] 기대값 0, 결과 1768515945 (초기화되지 않은 값: 0xCD로 채운 값 3개의 합 - 2: 아무도 쓰지 않은 메모리를 더함)"
     assert messages.driver_line("config:   SIZE = 8") == "config:   SIZE = 8"
 
 
