@@ -225,8 +225,13 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
     kind = ERROR if outcome.kind == USAGE else outcome.kind
     # For errors, name what happened: a crash, a deadlock, an endless loop, a time-out ...
     reason = explain(outcome) if outcome.kind == ERROR else outcome.detail
-    out(tr("%s %s: %s (%s), failed at case %d of %d: n=%d tpb=%d seed=%d")
-        % (mark(False), variant.label, tr(kind), tr_reason(reason), i + 1, len(cases), n, tpb, input_seed))
+    verdict, why = tr(kind), tr_reason(reason)
+    if verdict == why:  # Korean says "fail" and "wrong answer" with one word: say it once
+        out(tr("%s %s: %s, failed at case %d of %d: n=%d tpb=%d seed=%d")
+            % (mark(False), variant.label, verdict, i + 1, len(cases), n, tpb, input_seed))
+    else:
+        out(tr("%s %s: %s (%s), failed at case %d of %d: n=%d tpb=%d seed=%d")
+            % (mark(False), variant.label, verdict, why, i + 1, len(cases), n, tpb, input_seed))
     replay = [PROG, "run", variant.puzzle, variant.flag, "--n", str(n), "--tpb", str(tpb),
               "--seed", str(input_seed)] + replay_flags
     out(tr("    replay: %s") % " ".join(replay))

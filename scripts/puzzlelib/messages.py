@@ -111,6 +111,7 @@ KO = {
     "%s %s: pass (%d cases, %s)": "%s %s: 통과 (case %d개, %s)",
     "%s %s: %s (%s), failed at case %d of %d: n=%d tpb=%d seed=%d":
         "%s %s: %s (%s), case %d/%d에서 실패: n=%d tpb=%d seed=%d",
+    "%s %s: %s, failed at case %d of %d: n=%d tpb=%d seed=%d": "%s %s: %s, case %d/%d에서 실패: n=%d tpb=%d seed=%d",
     "    replay: %s": "    다시 실행: %s",
     "%s %s: does not build%s": "%s %s: build 실패%s",
     "%s: %s; backend: %s": "%s: %s; backend: %s",

@@ -122,6 +122,18 @@ def test_run_and_check_speak_korean_on_request(cli, fixture_root, fake_driver, h
     assert "variant 0/1개 통과" in r.stdout
 
 
+def test_a_wrong_answer_in_check_is_named_once_in_korean(cli, fixture_root, fake_driver):
+    # The verdict "fail" and the reason "wrong answer" are both 오답 in Korean: not "오답 (오답)".
+    r = cli("check", "p99", "--simple", "--seed", "1", "--binary", fake_driver(mode="fail"), "--lang", "ko",
+            root=fixture_root)
+    assert r.returncode == 1, r
+    assert re.search(r"p99 --simple: 오답, case 1/\d+에서 실패: n=", r.stdout), r.stdout
+    assert "오답 (오답)" not in r.stdout
+    r = cli("check", "p99", "--simple", "--seed", "1", "--binary", fake_driver(mode="fail"), "--lang", "en",
+            root=fixture_root)
+    assert re.search(r"p99 --simple: fail \(wrong answer\), failed at case 1 of \d+: n=", r.stdout), r.stdout
+
+
 def test_english_is_the_default(cli, fixture_root, fake_driver):
     env = {"PUZZLE_LANG": "", "LC_ALL": "", "LC_MESSAGES": "", "LANG": "C.UTF-8"}
     r = cli("run", "p99", "--simple", "--binary", fake_driver(mode="fail"), root=fixture_root, env=env)
