@@ -16,6 +16,10 @@ in a sample stands for any number of output lines; a sample with such lines is c
 rewritten. Timings and the fiber implementation (Boost.Context or ucontext) are ignored in the
 comparison.
 
+A sample runs in English, whatever the machine's locale, unless its arguments hold `--lang ko`: a
+Korean page (README.ko.md) shows the English page's samples and, besides them, such Korean ones
+(tests/python/test_readme_samples.py requires one per puzzle).
+
     python3 scripts/readme_samples.py            check every README (exit 1 when one drifted)
     python3 scripts/readme_samples.py --update   rewrite the samples that have no `...`
 
@@ -67,6 +71,12 @@ class Sample:
     def puzzle(self) -> str:
         return next(a for a in self.args if re.match(r"^p\d+$", a))
 
+    @property
+    def korean(self) -> bool:
+        """The sample shows the Korean messages (`--lang ko`)."""
+        return any(a == "--lang=ko" or a == "ko" and i > 0 and self.args[i - 1] == "--lang"
+                   for i, a in enumerate(self.args))
+
 
 def readmes() -> List[Path]:
     return ([ROOT / "README.md", ROOT / "README.ko.md", ROOT / "harness" / "sim" / "README.md",
@@ -114,7 +124,9 @@ def produce(sample: Sample, build: Path) -> List[str]:
     if sample.planted:
         args += ["--binary", str(planted_binary(sample, build))]
     # One worker thread: blocks that race with each other then meet in the same order every time.
-    env = dict(os.environ, PUZZLES_BUILD_DIR=str(build), PYTHONIOENCODING="utf-8", CUDASIM_WORKERS="1")
+    # English unless the sample asks for Korean (`--lang ko` wins over PUZZLE_LANG), whatever the locale.
+    env = dict(os.environ, PUZZLES_BUILD_DIR=str(build), PYTHONIOENCODING="utf-8", CUDASIM_WORKERS="1",
+               PUZZLE_LANG="en")
     env.pop("PUZZLES_ROOT", None)
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "puzzle.py")] + args, cwd=str(ROOT),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, universal_newlines=True,

@@ -10,7 +10,7 @@ from typing import Dict, List, Optional
 
 from . import build as bld
 from .common import (PROG, BuildError, UsageError, build_dir, fmt_seconds, mark, out, quote_cmd,
-                     rel, run_timeout, stdout_is_tty, table)
+                     rel, run_timeout, stdout_is_tty, table, width as text_width)
 from .cases import STATUS_SEED, random_case, seeded_cases
 from .driver import ERROR, PASS, USAGE, Outcome, relevant_lines, run_driver
 from .explain import ORIGIN_HINT, explain, origin_lines, simulator_reason
@@ -231,8 +231,13 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
     kind = ERROR if outcome.kind == USAGE else outcome.kind
     # For errors, name what happened: a crash, a deadlock, an endless loop, a time-out ...
     reason = explain(outcome) if outcome.kind == ERROR else outcome.detail
-    out(tr("%s %s: %s (%s), failed at case %d of %d: n=%d tpb=%d seed=%d")
-        % (mark(False), variant.label, tr(kind), tr_reason(reason), i + 1, len(cases), n, tpb, input_seed))
+    verdict, why = tr(kind), tr_reason(reason)
+    if verdict == why:  # Korean says "fail" and "wrong answer" with one word: say it once
+        out(tr("%s %s: %s, failed at case %d of %d: n=%d tpb=%d seed=%d")
+            % (mark(False), variant.label, verdict, i + 1, len(cases), n, tpb, input_seed))
+    else:
+        out(tr("%s %s: %s (%s), failed at case %d of %d: n=%d tpb=%d seed=%d")
+            % (mark(False), variant.label, verdict, why, i + 1, len(cases), n, tpb, input_seed))
     replay = [PROG, "run", variant.puzzle, variant.flag, "--n", str(n), "--tpb", str(tpb),
               "--seed", str(input_seed)] + replay_flags
     out(tr("    replay: %s") % " ".join(replay))
@@ -348,14 +353,20 @@ def summary_width(rows: List[List[str]], header: List[str]) -> Optional[int]:
     if not stdout_is_tty():
         return None
     columns = shutil.get_terminal_size((100, 24)).columns
-    widths = [max(len(str(r[i])) for r in rows + [header]) for i in range(len(header) - 1)]
+    widths = [max(text_width(str(r[i])) for r in rows + [header]) for i in range(len(header) - 1)]
     return max(20, columns - sum(w + 2 for w in widths) - 1)
 
 
 def cut(text: str, width: Optional[int]) -> str:
-    if width is None or len(text) <= width:
+    """The text in at most `width` terminal columns, cut with an ellipsis."""
+    if width is None or text_width(text) <= width:
         return text
-    return text[:width - 1].rstrip() + "\u2026"
+    kept = ""
+    for c in text:
+        if text_width(kept + c) > width - 1:
+            break
+        kept += c
+    return kept.rstrip() + "\u2026"
 
 
 def cmd_list(root: Path, args: List[str]) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+import unicodedata
 from pathlib import Path
 
 # The command learners type; used in hints and usage text.
@@ -112,6 +113,13 @@ def fmt_seconds(seconds: float) -> str:
     return "%.1f s" % seconds
 
 
+def width(text: str) -> int:
+    """Columns the text takes in a terminal: Hangul and other wide characters take two, combining
+    marks none, so a Korean table's columns line up."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in text)
+
+
 def table(rows, header=None, indent: str = "") -> str:
     """Left-aligned text table; the last column is not padded."""
     rows = [list(map(str, r)) for r in rows]
@@ -119,9 +127,9 @@ def table(rows, header=None, indent: str = "") -> str:
         rows.insert(0, list(header))
     if not rows:
         return ""
-    widths = [max(len(r[i]) for r in rows if i < len(r)) for i in range(max(len(r) for r in rows))]
+    widths = [max(width(r[i]) for r in rows if i < len(r)) for i in range(max(len(r) for r in rows))]
     lines = []
     for r in rows:
-        cells = [c.ljust(widths[i]) if i < len(r) - 1 else c for i, c in enumerate(r)]
+        cells = [c + " " * (widths[i] - width(c)) if i < len(r) - 1 else c for i, c in enumerate(r)]
         lines.append(indent + "  ".join(cells).rstrip())
     return "\n".join(lines)

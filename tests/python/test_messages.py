@@ -80,7 +80,16 @@ def test_the_mismatch_block_in_korean(korean):
     assert messages.driver_line("mismatch: 8 of 8 outputs differ; first at index 0") == \
         "mismatch: 출력 8개 중 8개가 다릅니다. 처음 다른 곳은 index 0"
     assert messages.driver_line("  [1] expected 1, got -842150451 (uninitialized: the 0xCD fill read as an int)") == \
-        "  [1] 기대값 1, 결과 -842150451 (초기화되지 않은 값: the 0xCD fill read as an int)"
+        "  [1] 기대값 1, 결과 -842150451 (초기화되지 않은 값: 0xCD로 채운 값을 int로 읽은 것)"
+    assert messages.driver_line("  [0] expected 2, got -4.316021e+08 (uninitialized: the 0xCD fill read as a float)") \
+        .endswith("(초기화되지 않은 값: 0xCD로 채운 값을 float로 읽은 것)")
+    # The notes of values computed from the fill (harness.cpp's uninit_note), every form in Korean.
+    assert messages.driver_line("  [0] expected 0, got -842150446 (uninitialized: the 0xCD fill + 5, computed "
+                                "from memory nobody wrote)") == \
+        "  [0] 기대값 0, 결과 -842150446 (초기화되지 않은 값: 0xCD로 채운 값 + 5: 아무도 쓰지 않은 메모리로 계산됨)"
+    assert messages.driver_line("  [0] expected 0, got 1768515945 (uninitialized: 3 x the 0xCD fill - 2, a sum of "
+                                "memory nobody wrote)") == \
+        "  [0] 기대값 0, 결과 1768515945 (초기화되지 않은 값: 0xCD로 채운 값 3개의 합 - 2: 아무도 쓰지 않은 메모리를 더함)"
     assert messages.driver_line("config:   SIZE = 8") == "config:   SIZE = 8"
 
 
@@ -113,6 +122,18 @@ def test_run_and_check_speak_korean_on_request(cli, fixture_root, fake_driver, h
     assert "variant 0/1개 통과" in r.stdout
 
 
+def test_a_wrong_answer_in_check_is_named_once_in_korean(cli, fixture_root, fake_driver):
+    # The verdict "fail" and the reason "wrong answer" are both 오답 in Korean: not "오답 (오답)".
+    r = cli("check", "p99", "--simple", "--seed", "1", "--binary", fake_driver(mode="fail"), "--lang", "ko",
+            root=fixture_root)
+    assert r.returncode == 1, r
+    assert re.search(r"p99 --simple: 오답, case 1/\d+에서 실패: n=", r.stdout), r.stdout
+    assert "오답 (오답)" not in r.stdout
+    r = cli("check", "p99", "--simple", "--seed", "1", "--binary", fake_driver(mode="fail"), "--lang", "en",
+            root=fixture_root)
+    assert re.search(r"p99 --simple: fail \(wrong answer\), failed at case 1 of \d+: n=", r.stdout), r.stdout
+
+
 def test_english_is_the_default(cli, fixture_root, fake_driver):
     env = {"PUZZLE_LANG": "", "LC_ALL": "", "LC_MESSAGES": "", "LANG": "C.UTF-8"}
     r = cli("run", "p99", "--simple", "--binary", fake_driver(mode="fail"), root=fixture_root, env=env)
@@ -132,3 +153,17 @@ def test_a_variant_without_its_dashes_suggests_the_flag(cli, fixture_root, word)
     r = cli("run", "p99", word, root=fixture_root)
     assert r.returncode == 2
     assert "did you mean --simple?" in r.stderr, r.stderr
+
+
+def test_korean_tables_line_up_in_the_terminal():
+    # Hangul takes two terminal columns: `check`'s table pads by columns, not by characters.
+    from puzzlelib import commands
+    from puzzlelib.common import table, width
+
+    assert width("판정") == 4 and width("case 2/20에서 실패") == 18 and width("fail") == 4
+    lines = table([["p14 --simple", "오류", "case 2/20에서 실패", "0.0", "이유"]],
+                  header=["variant", "판정", "case", "초", "이유"]).splitlines()
+    # Each column starts at the same terminal column on every line.
+    starts = [[width(l[:m.start()]) for m in re.finditer(r"(?<=  )\S", l)] for l in lines]
+    assert starts[0] == starts[1] == [14, 20, 40, 45], lines
+    assert 19 <= width(commands.cut("한국어 요약 " * 10, 21)) <= 21 and commands.cut("abc", 21) == "abc"

@@ -1,4 +1,6 @@
 """Every sample output in the READMEs (English and Korean) is what the program prints now.
+A Korean page shows its English page's samples and, besides them, samples of the Korean messages
+(`--lang ko`): at least one `run` or `check` per puzzle.
 
 The samples are marked `<!-- sample: ARGS -->` and produced by scripts/readme_samples.py, which
 runs `scripts/puzzle.py ARGS` (planted bugs through their test binaries). Running the program
@@ -8,6 +10,7 @@ the planted binaries); the tests that only read the READMEs run everywhere.
 
 import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -57,13 +60,68 @@ def test_every_planted_sample_names_an_existing_planted_bug():
             assert plant.is_file(), "%s: planted=%s, but %s does not exist" % (s.where, s.planted, plant)
 
 
-def test_the_english_and_korean_readmes_have_the_same_samples():
+def test_the_korean_readmes_have_the_english_samples_and_only_korean_ones_besides():
+    # A Korean page shows what its English page shows, and may add samples of the Korean messages.
     by_file = {}
     for s in SAMPLES:
-        by_file.setdefault(s.path, []).append((s.args, s.planted, [rs.normalize(l) for l in s.lines]))
-    for path in by_file:
-        if path.name == "README.md" and (path.parent / "README.ko.md").is_file():
-            assert by_file[path] == by_file[path.parent / "README.ko.md"], path
+        by_file.setdefault(s.path, []).append(s)
+    pairs = [(path, path.parent / "README.ko.md") for path in by_file
+             if path.name == "README.md" and (path.parent / "README.ko.md").is_file()]
+    assert len(pairs) >= 6  # the top page, the simulator's and the four puzzles'
+
+    def shown(samples):
+        return [(s.args, s.planted, [rs.normalize(l) for l in s.lines]) for s in samples]
+
+    for english, korean in pairs:
+        assert not [s.where for s in by_file[english] if s.korean], "an English page shows Korean output"
+        assert shown(by_file[english]) == shown([s for s in by_file[korean] if not s.korean]), korean
+
+
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+PUZZLE_PAGES = sorted(REPO.glob("puzzles/p*/README.ko.md"))
+
+
+@pytest.mark.parametrize("page", PUZZLE_PAGES, ids=[p.parent.name for p in PUZZLE_PAGES])
+def test_every_puzzle_page_in_korean_shows_the_korean_output_of_run_or_check(page):
+    # Checked against the program like every sample (test_sample_is_the_programs_output); Korean
+    # text must be in the output itself, so a `--lang ko` the program ignored cannot pass.
+    korean = [s for s in rs.parse(page) if s.korean and s.args[0] in ("run", "check")]
+    assert korean, "%s has no `<!-- sample: run|check pNN ... --lang ko -->`" % page.relative_to(REPO)
+    for s in korean:
+        assert s.puzzle == page.parent.name, s.where
+        assert [l for l in s.lines[1:] if HANGUL.search(l)], "%s: no Korean in the output" % s.where
+        assert not rs.has_ellipsis(s), "%s: a Korean sample is shown whole" % s.where
+
+
+def test_every_puzzle_has_a_korean_page():
+    assert [p.parent.name for p in PUZZLE_PAGES] == sorted(d.name for d in REPO.glob("puzzles/p*") if d.is_dir())
+    assert len(PUZZLE_PAGES) >= 4
+
+
+def test_a_sample_asks_for_korean_only_with_lang_ko():
+    def sample(*args):
+        return rs.Sample(REPO / "README.md", 0, 1, 2, "", list(args), None, [])
+    assert sample("run", "p14", "--simple", "--lang", "ko").korean
+    assert sample("check", "p14", "--lang=ko").korean
+    assert not sample("run", "p14", "--simple").korean
+    assert not sample("run", "p14", "--lang", "en").korean
+
+
+def test_samples_run_in_english_whatever_the_locale(monkeypatch, tmp_path):
+    # A Korean locale on the machine that checks or rewrites the samples must not turn the English
+    # samples Korean; `--lang ko` on the command line still wins over PUZZLE_LANG=en.
+    seen = {}
+
+    def fake_run(cmd, **kw):
+        seen.update(cmd=cmd, env=kw["env"])
+        return subprocess.CompletedProcess(cmd, 0, stdout="out\n", stderr="")
+
+    monkeypatch.setenv("LANG", "ko_KR.UTF-8")
+    monkeypatch.setenv("PUZZLE_LANG", "ko")
+    monkeypatch.setattr(rs.subprocess, "run", fake_run)
+    s = rs.Sample(REPO / "README.ko.md", 0, 1, 2, "", ["run", "p14", "--simple", "--lang", "ko"], None, [])
+    assert rs.produce(s, tmp_path) == ["$ python3 scripts/puzzle.py run p14 --simple --lang ko", "out"]
+    assert seen["env"]["PUZZLE_LANG"] == "en" and seen["cmd"][-2:] == ["--lang", "ko"]
 
 
 def test_matching_ignores_times_and_honours_ellipses():

@@ -1,6 +1,8 @@
 """`trace --html`: the trace as one web page (issue 11). The page's structure is checked from its
 HTML; then headless Chromium loads it from disk, with every request blocked, and a probe script
-appended to a copy measures what really rendered: the grid's cells, the arrows, the red hazard.
+appended to a copy measures what really rendered: the grid's cells, the arrows, the red hazard;
+and, for a launch that barrier divergence stopped (issue 21), every step's cells up to the stop
+with the values the terminal trace shows, and the threads shown waiting.
 """
 
 import json
@@ -27,15 +29,19 @@ def build_dir():
     return Path(build)
 
 
-def trace_html(tmp_path, name, *args):
+def trace_html(tmp_path, name, *args, output=None):
+    """Runs `trace ARGS --html PAGE`: (exit code, page); the terminal trace's lines are appended
+    to `output` when a list is given."""
     build_dir()
     page = tmp_path / (name + ".html")
-    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    env = dict(os.environ, PYTHONIOENCODING="utf-8", PUZZLE_LANG="en")
     r = subprocess.run([sys.executable, str(REPO / "scripts" / "puzzle.py"), "trace"] + [str(a) for a in args]
                        + ["--html", str(page)], cwd=str(REPO), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        env=env, universal_newlines=True, encoding="utf-8", timeout=600)
     assert page.is_file(), r.stdout
     assert "wrote %s: open it in a browser" % page in r.stdout
+    if output is not None:
+        output += r.stdout.splitlines()
     return r.returncode, page
 
 
@@ -174,11 +180,12 @@ def chromium():
     return found
 
 
-def browse(page, tmp_path, screenshot=None, window="1100,840"):
+def browse(page, tmp_path, screenshot=None, window="1100,840", probe=PROBE):
     """Load the page from disk in headless Chromium; every host resolves nowhere, so a request
-    would fail (and the page's policy would log it first). Returns the probe's JSON and the console."""
+    would fail (and the page's policy would log it first). The probe script, appended after the
+    page's own, leaves its findings as JSON in <pre id="probe">. Returns that JSON and the console."""
     probed = tmp_path / ("probed-" + page.name)
-    probed.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    probed.write_text(page.read_text(encoding="utf-8").replace("</body>", probe + "</body>"), encoding="utf-8")
     base = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
             "--host-resolver-rules=MAP * ~NOTFOUND", "--user-data-dir=%s" % (tmp_path / "profile"),
             "--enable-logging=stderr", "--v=0", "--window-size=%s" % window]
@@ -232,3 +239,89 @@ def test_wrong_answer_page_outlines_the_chain_of_the_first_wrong_element(tmp_pat
     # A run that passes outlines nothing.
     rc, page = trace_html(tmp_path, "solution", "p14", "--simple", "--solution")
     assert rc == 0 and not parsed(page).having("g", "origin")
+
+
+# What a launch stopped by barrier divergence really drew, read from the rendered DOM at the
+# last step (where the page opens): every row's cells with their value, whether each is laid out
+# and its painted fill, each row's opacity, and the report of where the threads were.
+DIVERGENCE_PROBE = """<script>
+(function () {
+  function laid(e) { var r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; }
+  var sec = document.querySelector('section.launch[data-steps]');
+  var rows = Array.prototype.map.call(sec.querySelectorAll('g.row'), function (row) {
+    return {
+      label: row.querySelector('.rowlabel').textContent, opacity: getComputedStyle(row).opacity,
+      cells: Array.prototype.map.call(row.querySelectorAll('g.cell'), function (g) {
+        var rect = g.querySelector('rect'), text = g.querySelector('text');
+        return {cell: g.getAttribute('data-cell'), value: text.textContent, laid: laid(rect) && laid(text),
+                fill: getComputedStyle(rect).fill};
+      })
+    };
+  });
+  var stop = sec.querySelector('pre.stop');
+  var result = {
+    ready: document.body.getAttribute('data-ready'),
+    errors: document.body.getAttribute('data-errors'),
+    steps: Number(sec.getAttribute('data-steps')), shown: sec.getAttribute('data-shown'),
+    title: sec.querySelector('.stepname').textContent, detail: sec.querySelector('.detail').textContent,
+    rows: rows, stop: stop && laid(stop) ? stop.innerText : null
+  };
+  var out = document.createElement('pre'); out.id = 'probe'; out.textContent = JSON.stringify(result);
+  document.body.appendChild(out);
+})();
+</script>"""
+
+
+def terminal_rows(lines, array):
+    """Per step of the terminal trace: the array's values after it, and how many cells it wrote
+    (the ^ marks under the row)."""
+    rows = []
+    for i, line in enumerate(lines):
+        m = re.match(r"^  %s\s+\[(.*)\]$" % re.escape(array), line)
+        if m:
+            marks = lines[i + 1] if i + 1 < len(lines) and re.fullmatch(r"[ ^]+", lines[i + 1]) else ""
+            rows.append((m.group(1).split(), marks.count("^")))
+    return rows
+
+
+def test_divergence_page_draws_every_step_up_to_the_stop_in_headless_chromium(tmp_path):
+    # p12 --k1 with __syncthreads() inside `if (tid % (2*s) == 0)`: the odd threads return after
+    # the first barrier, the even ones wait at the second; the launch stops in step 2.
+    binary = build_dir() / "bin" / "planted_p12_k1_barrier_in_if_cpu"
+    if not binary.is_file():
+        pytest.skip("%s is not built" % binary)
+    chromium()  # skips, with the install advice, before anything runs
+    lines = []
+    rc, page = trace_html(tmp_path, "divergence", "p12", "--k1", "--binary", binary, output=lines)
+    assert rc == 1, "\n".join(lines)
+    rows = terminal_rows(lines, "sdata")
+    waiting = [l.strip() for l in lines if re.match(r"^  T\S.* wait at __syncthreads\(\) at \S+\.cu:\d+$", l)]
+    returned = [l.strip() for l in lines if re.match(r"^  T\S.* had returned$", l)]
+    assert len(rows) >= 2 and waiting and returned, "\n".join(lines)
+    assert waiting[0].startswith("T₀, T₂, T₄, T₆ wait") and returned == ["T₁, T₃, T₅, T₇ had returned"]
+
+    probe, console = browse(page, tmp_path, probe=DIVERGENCE_PROBE)
+    assert console == [], console
+    assert probe["ready"] == "1" and probe["errors"] is None
+    steps = probe["steps"]
+    assert steps == len(rows) and probe["shown"] == str(steps)  # the page opens at the stopped step
+    assert probe["title"].startswith("step %d: " % steps)
+    drawn = probe["rows"]
+    assert [r["label"] for r in drawn] == ["start"] + ["step %d" % k for k in range(1, steps + 1)]
+    cells = [c for r in drawn for c in r["cells"]]
+    assert len(cells) == (steps + 1) * 8 and all(c["laid"] for c in cells), cells
+    with_values = [c for c in cells if c["value"] != "\u00b7"]  # the start row's cells hold no value yet
+    assert len(with_values) == steps * 8 > 0
+    white = "rgb(255, 255, 255)"
+    for r, (values, written) in zip(drawn[1:], rows):
+        # The array as it stood after each step, the stopped one included, as the terminal shows it;
+        # the cells the step wrote painted in their thread's colour; no row faded at the last step.
+        assert [c["value"] for c in r["cells"]] == values, (r["label"], r["cells"])
+        assert len([c for c in r["cells"] if c["fill"] != white]) == written, (r["label"], r["cells"])
+        assert r["opacity"] == "1", r
+    assert [c["value"] for c in drawn[-1]["cells"]] == ["1", "1", "5", "3", "9", "5", "13", "7"]
+    assert rows[-1][1] == 4  # T₀, T₂, T₄ and T₆ wrote before they waited
+    # Where the threads were: under the grid, and in the stopped step's panel.
+    assert probe["stop"], "the report of where the threads were is not shown"
+    for line in waiting + returned:
+        assert line in probe["stop"] and line in probe["detail"], (line, probe["stop"], probe["detail"])
