@@ -136,6 +136,9 @@ def produce(sample: Sample, build: Path) -> List[str]:
         learner = "puzzles/%s/%s.cu" % (sample.puzzle, sample.puzzle)
         planted_src = re.compile(r"\S*planted/%s/%s\.cu" % (sample.puzzle, re.escape(sample.planted)))
         lines = [planted_src.sub(learner, l) for l in lines]
+        # Short forms (the chain below a wrong answer names files by their base name) too.
+        planted_name = re.compile(r"(?<![\w/.])%s\.cu\b" % re.escape(sample.planted))
+        lines = [planted_name.sub("%s.cu" % sample.puzzle, l) for l in lines]
         lines = ["source: " + learner if l.startswith("binary: ") else l for l in lines]
         lines = [re.sub(r" --binary \S+", "", l) for l in lines]
     return [SHOWN_PREFIX + " ".join(shlex.quote(a) for a in sample.args)] + lines

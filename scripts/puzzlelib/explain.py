@@ -168,6 +168,11 @@ def _written(node: dict, site: str) -> str:
                                                              site, _step(node))
 
 
+# How many lines of the chain `check` and `run` print below the writer: enough to follow one path
+# down to the input, short enough that the mismatch above stays on the screen.
+ORIGIN_MAX_LINES = 8
+
+
 def origin_lines(result: Optional[dict]) -> List[str]:
     """The chain back from the first wrong element, one line a step, indented by depth; [] without one."""
     origin = (result or {}).get("origin")
@@ -181,6 +186,8 @@ def origin_lines(result: Optional[dict]) -> List[str]:
     lines = [tr("first wrong element: %s = %s, expected %s") % (name, origin.get("got"), origin.get("expected")),
              "  " + _written(first, first.get("site") or "?")]
     shown = {0}
+    budget = [ORIGIN_MAX_LINES]  # chain lines left; the first path is followed down to its end first
+    hidden = [0]  # values read that the budget, or the recorded walk, left out
 
     def reads_of(i: int, depth: int) -> None:
         node = nodes[i]
@@ -188,11 +195,12 @@ def origin_lines(result: Optional[dict]) -> List[str]:
         for r in node.get("reads") or []:
             j = r.get("node")
             src = nodes[j] if isinstance(j, int) and 0 <= j < len(nodes) else None
-            what = tr("%s = %s, read at %s") % ("%s[%s]" % (src["array"], src["index"]) if src else "?",
-                                              r.get("value"), _short(r.get("site", "")))
-            if src is None:
-                lines.append(pad + what)
+            if src is None or budget[0] <= 0:  # beyond the recorded walk, or beyond what is printed
+                hidden[0] += 1
                 continue
+            budget[0] -= 1
+            what = tr("%s = %s, read at %s") % ("%s[%s]" % (src["array"], src["index"]), r.get("value"),
+                                              _short(r.get("site", "")))
             kind = src.get("kind")
             if kind == "input":
                 lines.append(pad + what + ": " + tr("input (copied from the host)"))
@@ -206,12 +214,13 @@ def origin_lines(result: Optional[dict]) -> List[str]:
                 shown.add(j)
                 lines.append(pad + what + ", " + _written(src, _short(src.get("site", ""))))
                 reads_of(j, depth + 1)
-        if node.get("more_reads"):
-            lines.append(pad + tr("(and %d earlier reads)") % node["more_reads"])
+        hidden[0] += node.get("more_reads") or 0
 
     if first.get("reads"):
         lines.append("  " + tr("computed from:"))
         reads_of(0, 1)
+        if hidden[0]:
+            lines.append("  " + tr("(and %d more values it was computed from: `trace --html` draws every step)") % hidden[0])
     if origin.get("truncated"):
         lines.append("  " + tr("(the run wrote too much to record every step)"))
     return lines

@@ -80,7 +80,8 @@ KO = {
     "set by cudaMemset": "cudaMemset으로 설정됨",
     "no kernel wrote it during the run": "실행 중 어떤 kernel도 쓰지 않음",
     "the same write as above": "위와 같은 write",
-    "(and %d earlier reads)": "(그 전의 read %d개 더)",
+    "(and %d more values it was computed from: `trace --html` draws every step)":
+        "(이 값의 계산에 쓰인 값 %d개는 생략: `trace --html`이 모든 단계를 그립니다)",
     "(the run wrote too much to record every step)": "(실행이 너무 많이 써서 모든 단계를 기록하지 못했습니다)",
     "Follow the chain from the wrong element back to the input: at the first value you did not expect, check the "
     "index arithmetic of that read and the step (barrier) it ran in.":
