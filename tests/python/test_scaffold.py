@@ -157,7 +157,9 @@ def test_grade_fails_the_skeleton_and_passes_the_filled_in_file(scaffolded, tmp_
     root, _ = scaffolded
     manifest = root / "grading" / "protected.sha256"
     report = tmp_path / "unsolved.json"
-    r = cli(root, "grade", "--tree", root, "--only", NAME, "--seed", "5", "--manifest", manifest, "--json", report)
+    work = tmp_path / "work"  # both grades use one build: the second compiles only the learner's file
+    r = cli(root, "grade", "--tree", root, "--only", NAME, "--seed", "5", "--manifest", manifest, "--json", report,
+            "--work-dir", work)
     assert r.returncode == 1, r.stdout
     rows = json.loads(report.read_text(encoding="utf-8"))["variants"]
     assert [(v["puzzle"], v["variant"], v["verdict"]) for v in rows] == [("p90", "block", "fail")]
@@ -165,7 +167,8 @@ def test_grade_fails_the_skeleton_and_passes_the_filled_in_file(scaffolded, tmp_
     learner = root / "puzzles" / "p90" / "p90.cu"
     shutil.copyfile(str(root / "solutions" / "p90" / "p90.cu"), str(learner))  # the learner solves it
     report = tmp_path / "solved.json"
-    r = cli(root, "grade", "--tree", root, "--only", NAME, "--seed", "5", "--manifest", manifest, "--json", report)
+    r = cli(root, "grade", "--tree", root, "--only", NAME, "--seed", "5", "--manifest", manifest, "--json", report,
+            "--work-dir", work)
     assert r.returncode == 0, r.stdout
     rows = json.loads(report.read_text(encoding="utf-8"))["variants"]
     assert [(v["puzzle"], v["variant"], v["verdict"]) for v in rows] == [("p90", "block", "pass")]
