@@ -27,7 +27,7 @@ The project's test suite, as CI runs it:
   2. ruff check: the Python linter over scripts/ and tests/ (ruff.toml)
   3. configure and build everything in build-test/ ($PUZZLES_TEST_BUILD_DIR) with -DPUZZLES_TESTS=ON
   4. ctest (simulator and driver tests)
-  5. pytest tests/python, against that build
+  5. pytest tests/python, against that build (a file per core with pytest-xdist, if installed)
   6. clang: the simulator's Catch2 tests and p14 --simple (its solution and a planted race) built
      with clang in build-clang/; skipped, saying why, when clang++ is not installed
 
@@ -143,6 +143,9 @@ def missing_deps() -> List[Dep]:
         missing.append(Dep("ruff (the Python linter, for %s)" % sys.executable, pip="ruff"))
     if not find_chromium():
         missing.append(Dep("headless Chromium (loads the `trace --html` page)", apt=CHROMIUM_APT))
+    if importlib.util.find_spec("xdist") is None:
+        missing.append(Dep("pytest-xdist (runs the pytest files on every core; without it they run one at a time)",
+                           pip="pytest-xdist", optional=True))
     if not shutil.which("bwrap"):
         missing.append(Dep("bubblewrap (grade's sandbox, tests/python/test_grade_class.py)", apt="bubblewrap",
                            optional=True))
@@ -153,6 +156,16 @@ def missing_deps() -> List[Dep]:
 
 
 _run = platforms.run  # prints the command, runs it, 127 when it cannot start
+
+
+def pytest_parallel(jobs: str) -> List[str]:
+    """pytest-xdist's arguments for `jobs` cores, [] without it or with one core. A test file runs
+    whole on one worker (--dist loadfile), so its module fixtures (a fresh tree, a graded build)
+    are made once. Most tests wait on one single-threaded simulator run or compile, so two files at
+    a time keep a 2-core machine busy; a build in a test waits for another's at the build lock."""
+    if importlib.util.find_spec("xdist") is None or int(jobs) < 2:
+        return []
+    return ["-n", jobs, "--dist", "loadfile"]
 
 
 def install_deps(missing: List[Dep]) -> bool:
@@ -297,8 +310,8 @@ def cmd_test(root: Path, args: List[str]) -> int:
     # `ctest --test-dir` needs CMake 3.20; running inside the build dir works everywhere.
     ok = step("ctest", lambda: _run(["ctest", "--output-on-failure", "-j", jobs], cwd=str(build)) == 0)
     env = dict(os.environ, PUZZLES_BUILD_DIR=str(build))
-    ok = step("pytest", lambda: _run([sys.executable, "-m", "pytest", "-q", "--durations=20", "tests/python"],
-                                     env=env, cwd=str(root)) == 0) and ok
+    ok = step("pytest", lambda: _run([sys.executable, "-m", "pytest", "-q", "--durations=20"] + pytest_parallel(jobs)
+                                     + ["tests/python"], env=env, cwd=str(root)) == 0) and ok
     # After the main suite: a clang or cross build failure still leaves its results to read.
     ok = optional_step("clang", lambda: platforms.clang_step(root, root / "build-clang", jobs)) and ok
     if p.options.get("--aarch64"):
