@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run_cli
-from test_grade import SCHEMA, copy_repo, needs_toolchain, yaml_doc, yaml_steps
+from test_grade import SCHEMA, copy_repo, needs_toolchain
+from test_grade_workflows import yaml_doc, yaml_steps
 
 from puzzlelib import grade_export as gx
 from puzzlelib import grade_report as gr
