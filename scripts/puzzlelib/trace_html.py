@@ -31,7 +31,7 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'
 
 STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.2em; color: #222; }
-h1 { font-size: 1.25em; margin: 0 0 .3em; }
+h1 { font-size: 1.25em; margin: 0 0 .3em; overflow-wrap: anywhere; }  /* a long path in the title wraps */
 h2 { font-size: 1.05em; margin: 1.6em 0 .3em; font-family: ui-monospace, monospace; }
 pre { font: 12.5px/1.35 ui-monospace, Menlo, Consolas, monospace; margin: 0; white-space: pre-wrap; }
 .io { background: #f5f5f5; padding: .5em .7em; border-radius: 4px; }
