@@ -30,6 +30,9 @@ enum class St : uint8_t { Runnable, AtBarrier, AtWarp, AtCBar, Exited, Faulted }
 struct alignas(64) Thread {
   ThreadView view;  // what threadIdx and the lane id read
   St st = St::Runnable;
+  // Not started yet: it has no stack until the sweep first reaches it (start_thread in
+  // scheduler.cpp), and a thread that returns runs the next fresh thread on its own stack.
+  bool fresh = false;
   unsigned linear = 0;
   // The sweep resumes the thread once the block's barrier epoch (Worker::bar_epoch) is at least
   // this: 0 while runnable, the epoch after the one it waits at when at a barrier, and
@@ -49,8 +52,8 @@ struct alignas(64) Thread {
   uint64_t warp_result = 0;
   CBarState* cbar = nullptr;  // the cuda::barrier waited on (St::AtCBar), and for which phase
   uint64_t cbar_token = 0;
-  uintptr_t stack_lo = 0;     // its stack: the lowest address (the checker skips its locals), and
-  uintptr_t stack_top = 0;    // where the fiber starts (see stack_top in scheduler.cpp)
+  uintptr_t stack_lo = 0;     // its stack, from when it starts: the lowest address (the checker
+  unsigned stack_slot = 0;    // skips its locals), and which of the worker's stacks it is
   uint32_t am_mask = 0;       // the last __activemask() result and where it was taken
   const char* am_file = nullptr;
   int am_line = 0;
@@ -111,6 +114,11 @@ struct Worker {
   std::vector<Thread> threads;
   std::vector<Warp> warps;
   std::vector<void*> stacks;  // one per thread slot, with a guard page below each
+  std::vector<uintptr_t> stack_tops;  // where a fiber on each stack starts (see stack_top in scheduler.cpp)
+  // The stacks free in the running block: the ones no thread has used yet (stack_next on), and
+  // those of threads that returned (stack_free, the last one freed on top, the warmest).
+  unsigned stack_next = 0;
+  std::vector<unsigned> stack_free;
   unsigned char* dyn_guard = nullptr;  // the inaccessible page after dynamic shared memory
   unsigned char* dyn_start = nullptr;
   size_t dyn_bytes = 0;

@@ -37,7 +37,8 @@ static inline Thread* next_in_sweep(Worker& w, Thread* t) {
   while (t->ready > epoch) t = t->next;
   if (t == &w.idle) return nullptr;
   // Most threads of a sweep run: bring in the stack of the one after `t` (whose bookkeeping an
-  // earlier call prefetched) and the bookkeeping of the one after that.
+  // earlier call prefetched; for a thread that has not started, a line of the worker's, see
+  // fiber_unmade) and the bookkeeping of the one after that.
   Thread* after = t->next;
   fiber_prefetch(after->fiber);
   __builtin_prefetch(after->next);
@@ -54,12 +55,19 @@ static inline void enter(Worker& w, Thread& t) {
   bump(w.progress);
 }
 
-// The running thread `t` has blocked (its state says where) or exited: continue with the next
-// thread of the sweep directly, or go back to the scheduler when the sweep is over. Returns
-// when some thread switches back to `t`. Inlined: at a barrier it is most of what a thread does.
+// Gives a thread that has not started (Thread::fresh) a free stack and a fiber that starts it.
+void start_thread(Worker& w, Thread& t);
+// The running thread `t` has blocked and the next thread of the sweep has not started: starts it
+// and switches to it. Out of line, so that switch_away's common path stays free of calls.
+__attribute__((noinline)) void switch_to_fresh(Worker& w, Thread& t, Thread& next);
+
+// The running thread `t` has blocked (its state says where): continue with the next thread of the
+// sweep directly, or go back to the scheduler when the sweep is over. Returns when some thread
+// switches back to `t`. Inlined: at a barrier it is most of what a thread does.
 static inline __attribute__((always_inline)) void switch_away(Worker& w, Thread& t) {
   Thread* next = w.grid->abort.load(std::memory_order_relaxed) ? nullptr : next_in_sweep(w, t.next);
   if (next) {
+    if (__builtin_expect(next->fresh, 0)) return switch_to_fresh(w, t, *next);
     enter(w, *next);
     fiber_switch(t.fiber, next->fiber);
   } else {
