@@ -242,6 +242,12 @@ struct Grid {
   void fail(const Diagnosis& d, const std::string& msg);
 };
 
+// The uninstrumented build of a program (fast_build.cpp): whether this is one, and the error that
+// stops it when a launch needs the instrumentation it lacks (`observed`: checked, traced, profiled,
+// or polling watched).
+bool uninstrumented_build();
+void uninstrumented_launch_check(bool observed);
+
 // Formatting helpers.
 std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string where(const char* file, int line);
