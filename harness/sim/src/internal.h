@@ -46,6 +46,9 @@ struct alignas(64) Thread {
 #if CUDASIM_NATIVE_SWITCH
   FiberCtx fiber;  // one pointer: stays in the first line
 #endif
+  // At a barrier the thread records where it waits only when that is not where the first arrival
+  // waits (Worker::bar_file): wait_own is then the epoch it waits for (see barrier_wait_site).
+  uint32_t wait_own = 0;
   uint32_t bars_at_exit = 0;  // __syncthreads() intervals passed before it returned
   uint32_t clock_reads = 0;   // device clock()/clock64() calls (see device_clock)
   unsigned wait_mask = 0;
@@ -127,7 +130,6 @@ struct Worker {
   BlockView block;
   unsigned block_linear = 0;
   Grid* grid = nullptr;
-  FiberCtx sched;  // the scheduler's own context (ucontext backend)
   uint64_t rng = 0;
   // The block barrier of the current interval: how many arrived, whether all arrived at the same
   // call (bar_file, bar_line), the __syncthreads_count/and/or tallies, and the result they get.
@@ -139,6 +141,11 @@ struct Worker {
   const char* bar_what = nullptr;
   int bar_line = 0;
   bool bar_mismatch = false;
+  // Where the barrier that released last waits (the first arrival's site): the site of the threads
+  // that waited there and have not run since.
+  const char* released_file = nullptr;
+  const char* released_what = nullptr;
+  int released_line = 0;
   int bar_kind = -1;  // -1 __syncthreads, 0 count, 1 and, 2 or
   int bar_count = 0, bar_all = 1, bar_any = 0;
   int bar_result = 0;
@@ -185,11 +192,32 @@ struct Worker {
   std::atomic<const char*> hot_file{nullptr};
   std::atomic<int> hot_line{0};
   std::atomic<uint64_t> hot_count{0};
-  Thread idle;  // never runs: the end of every sweep list
+  // The end of every sweep list, always ready; its context is the scheduler's (run_block), to which
+  // a thread switches by switching to it.
+  Thread idle;
   // The turn-taking of an interleaved run (workers.cpp): set while this worker is one of the slots
   // whose blocks take turns on one OS thread, null otherwise.
   Interleave* il = nullptr;
 };
+
+// Where a thread at a block barrier (St::AtBarrier) waits. A thread that arrives where the first
+// arrival did records nothing (__syncthreads() is the simulator's most frequent call): it waits
+// where the first arrival of its barrier waits, the current interval's (bar_*) or, once that
+// barrier has released and before the thread runs again, the released one's (released_*).
+struct WaitSite {
+  const char* what;
+  const char* file;
+  int line;
+};
+inline WaitSite barrier_wait_site(const Worker& w, const Thread& t) {
+  if (t.wait_own == t.ready) return {t.wait_what, t.wait_file, t.wait_line};
+  if (t.ready == w.bar_epoch + 1) return {w.bar_what, w.bar_file, w.bar_line};
+  return {w.released_what, w.released_file, w.released_line};
+}
+// Where any waiting thread waits: a barrier as above, a warp collective or a cuda::barrier as it recorded.
+inline WaitSite wait_site(const Worker& w, const Thread& t) {
+  return t.st == St::AtBarrier ? barrier_wait_site(w, t) : WaitSite{t.wait_what, t.wait_file, t.wait_line};
+}
 
 extern __thread Worker* tl_worker;
 // Some observer watches the launch in flight: the instrumentation's entry points raise accesses

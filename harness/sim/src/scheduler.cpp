@@ -48,7 +48,7 @@ Diagnosis block_diagnosis(Kind kind, const Worker& w, const Thread* t, const std
   w.grid->fail(d, msg);
   t.st = St::Faulted;
   t.ready = kNotReady;
-  for (;;) fiber_switch(t.fiber, w.sched);
+  for (;;) fiber_switch(t.fiber, w.idle.fiber);
 }
 
 void thread_fault_ext(Worker& w, Thread& t, Kind kind, const std::string& msg, const std::string& site, const std::string& detail) {
@@ -66,6 +66,7 @@ std::string who(const Worker& w, const Thread& t) {
 static inline void reset_thread(Thread& t) {
   t.fresh = false;
   t.wait_file = nullptr;
+  t.wait_own = kNotReady;
   t.bars_at_exit = 0;
   t.clock_reads = 0;
   t.am_file = nullptr;
@@ -106,8 +107,8 @@ static void thread_entry(void* arg) {
         ++gi;
       }
     }
-    Thread* next = w.grid->abort.load(std::memory_order_relaxed) ? nullptr : next_in_sweep(w, t.next);
-    if (next && next->fresh) {
+    Thread* next = w.grid->abort.load(std::memory_order_relaxed) ? &w.idle : next_in_sweep(w, t.next);
+    if (next->fresh) {
       // Run it here: this stack is free now, and warm.
       reset_thread(*next);
       next->stack_lo = t.stack_lo;
@@ -118,12 +119,8 @@ static void thread_entry(void* arg) {
     }
     // Nobody switches back to a thread that returned: its stack is free for a thread that starts later.
     w.stack_free.push_back(t.stack_slot);
-    if (next) {
-      enter(w, *next);
-      fiber_switch(t.fiber, next->fiber);
-    } else {
-      fiber_switch(t.fiber, w.sched);
-    }
+    enter(w, *next);
+    fiber_switch(t.fiber, next->fiber);
     __builtin_trap();
   }
 }
@@ -166,10 +163,7 @@ void device_misuse(const char* what, const char* file, int line) {
 static inline bool arrive_at_barrier(Worker& w, Thread& t, const char* what, const char* file, int line) {
   t.st = St::AtBarrier;
   t.ready = w.bar_epoch + 1;  // runnable again once this barrier has released
-  t.wait_file = file;
-  t.wait_line = line;
-  t.wait_what = what;
-  if (w.bar_arrived++ == 0) {
+  if (__builtin_expect(w.bar_arrived++ == 0, 0)) {
     w.bar_file = file;
     w.bar_line = line;
     w.bar_what = what;
@@ -178,11 +172,21 @@ static inline bool arrive_at_barrier(Worker& w, Thread& t, const char* what, con
   return w.bar_line == line && w.bar_what == what && w.bar_file == file;
 }
 
+// A thread at a barrier that is not the first arrival's by pointer records its own site
+// (barrier_wait_site).
+static inline void record_own_site(Thread& t, const char* what, const char* file, int line) {
+  t.wait_file = file;
+  t.wait_line = line;
+  t.wait_what = what;
+  t.wait_own = t.ready;
+}
+
 // A later arrival whose site differs from the first arrival's by pointer: the same file named
 // by another copy of the string (a header's inline function in two files), or another barrier.
 // Out of line, and it switches away itself, so that the common path of __syncthreads() makes
 // no call and keeps its values in scratch registers (no saves and restores).
 static __attribute__((noinline)) void arrive_elsewhere(Worker& w, Thread& t, const char* what, const char* file, int line) {
+  record_own_site(t, what, file, line);
   if (w.bar_line != line || w.bar_what != what || std::strcmp(w.bar_file, file) != 0) w.bar_mismatch = true;
   switch_away(w, t);
 }
@@ -202,9 +206,10 @@ int syncthreads_reduce(int kind, int pred, const char* file, int line) {
   Worker* w = tl_worker;
   if (!w || !tl_thread) device_misuse(names[kind], file, line);
   Thread& t = self_thread();
-  if (!arrive_at_barrier(*w, t, names[kind], file, line) &&
-      (w->bar_line != line || w->bar_what != names[kind] || std::strcmp(w->bar_file, file) != 0))
-    w->bar_mismatch = true;
+  if (!arrive_at_barrier(*w, t, names[kind], file, line)) {
+    record_own_site(t, names[kind], file, line);
+    if (w->bar_line != line || w->bar_what != names[kind] || std::strcmp(w->bar_file, file) != 0) w->bar_mismatch = true;
+  }
   pred = pred != 0;
   w->bar_count += pred;
   w->bar_all &= pred;
@@ -324,9 +329,10 @@ static std::string list_waiters(Worker& w, unsigned n, St st) {
   for (unsigned i = 0; i < n; ++i) {
     Thread& t = w.threads[i];
     if (t.st != st) continue;
-    std::string key = std::string(t.wait_what ? t.wait_what : "?");
+    const WaitSite at = wait_site(w, t);
+    std::string key = std::string(at.what ? at.what : "?");
     if (st == St::AtWarp) key += strf(" (mask 0x%08x)", t.wait_mask);
-    key += " at " + where(t.wait_file, t.wait_line);
+    key += " at " + where(at.file, at.line);
     auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == key; });
     if (it == groups.end()) groups.push_back({key, {i}});
     else it->second.push_back(i);
@@ -486,10 +492,11 @@ void run_block(Worker& w, Grid& g, uint32_t linear) {
         for (unsigned i = n; i > 1; --i) std::swap(order[i - 1], order[splitmix(rng) % i]);
         link_order(w, n);
       }
-      if (Thread* first = next_in_sweep(w, order[0])) {
+      Thread* first = next_in_sweep(w, order[0]);
+      if (first != &w.idle) {
         if (first->fresh) start_thread(w, *first);
         enter(w, *first);
-        fiber_switch(w.sched, first->fiber);
+        fiber_switch(w.idle.fiber, first->fiber);  // back when the sweep is over (switch_away)
         tl_thread = nullptr;
       }
       if (g.abort.load(std::memory_order_relaxed)) return;
@@ -589,6 +596,9 @@ void run_block(Worker& w, Grid& g, uint32_t linear) {
       return;
     }
     w.bar_result = w.bar_kind == 0 ? w.bar_count : w.bar_kind == 1 ? w.bar_all : w.bar_kind == 2 ? w.bar_any : 0;
+    w.released_file = w.bar_file;
+    w.released_line = w.bar_line;
+    w.released_what = w.bar_what;
     ++w.bar_epoch;
     if (__builtin_expect(w.il != nullptr, 0)) {
       interleave_turn(w);
