@@ -136,6 +136,9 @@ if(TARGET cudasim AND NOT _written AND CMAKE_CURRENT_SOURCE_DIR STREQUAL _CUDASI
   set(_instrument "")
   foreach(f IN LISTS CUDASIM_INSTRUMENT_FLAGS)
     string(APPEND _flags "\"${f}\", ")
+    if(f IN_LIST CUDASIM_UNINSTRUMENTED_FLAGS)
+      continue()  # the uninstrumented build keeps it
+    endif()
     if(_instrument)
       string(APPEND _instrument ", ")
     endif()

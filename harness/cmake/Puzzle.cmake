@@ -123,7 +123,8 @@ function(_puzzle_fast_build target puzzle)
     DEPENDS ${translated}
     VERBATIM)
   add_executable(${target}_fast ${copy} ${driver})
-  set_source_files_properties(${copy} PROPERTIES COMPILE_OPTIONS "-include;cudasim/runtime.h;-DCUDASIM_LEARNER_FILE;-DCUDASIM_UNINSTRUMENTED")
+  set_source_files_properties(${copy} PROPERTIES COMPILE_OPTIONS
+                              "-include;cudasim/runtime.h;-DCUDASIM_LEARNER_FILE;-DCUDASIM_UNINSTRUMENTED;${CUDASIM_UNINSTRUMENTED_FLAGS}")
   target_link_libraries(${target}_fast PRIVATE puzzle_harness_cpu)
   target_link_options(${target}_fast PRIVATE ${PUZZLE_HOST_CALL_WRAPS})
   target_include_directories(${target}_fast PRIVATE ${CMAKE_SOURCE_DIR}/puzzles/${puzzle})
