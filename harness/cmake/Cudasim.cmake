@@ -133,9 +133,23 @@ if(TARGET cudasim AND NOT _written AND CMAKE_CURRENT_SOURCE_DIR STREQUAL _CUDASI
     string(APPEND _libs ", \"$<TARGET_LINKER_FILE:Boost::context>\"")
   endif()
   set(_flags "")
+  set(_instrument "")
   foreach(f IN LISTS CUDASIM_INSTRUMENT_FLAGS)
     string(APPEND _flags "\"${f}\", ")
+    if(f IN_LIST CUDASIM_UNINSTRUMENTED_FLAGS)
+      continue()  # the uninstrumented build keeps it
+    endif()
+    if(_instrument)
+      string(APPEND _instrument ", ")
+    endif()
+    string(APPEND _instrument "\"${f}\"")
   endforeach()
+  # An uninstrumented build next to the program (harness/sim/src/fast_build.cpp) on Linux.
+  if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+    set(_fast_build true)
+  else()
+    set(_fast_build false)
+  endif()
   set(_dl "")
   foreach(l IN LISTS CMAKE_DL_LIBS)
     string(APPEND _dl ", \"-l${l}\"")
@@ -145,6 +159,8 @@ if(TARGET cudasim AND NOT _written AND CMAKE_CURRENT_SOURCE_DIR STREQUAL _CUDASI
   \"include\": \"${_CUDASIM_HARNESS}/sim/include\",
   \"translator\": \"${_CUDASIM_HARNESS}/sim/cu2cpp.py\",
   \"compile\": [${_flags}\"-std=c++17\", \"-O2\", \"-g\"],
+  \"instrument\": [${_instrument}],
+  \"fast_build\": ${_fast_build},
   \"libs\": [${_libs}, \"-pthread\"${_dl}]
 }
 ")

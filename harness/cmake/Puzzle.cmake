@@ -104,6 +104,34 @@ function(add_puzzle_binary target puzzle source backend)
   target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR}/puzzles/${puzzle})
 endfunction()
 
+# The uninstrumented build of a CPU binary, TARGET.fast next to it (harness/sim/src/fast_build.cpp):
+# the same sources compiled without the memory checker's instrumentation, which TARGET starts
+# instead of itself when a run needs none (CUDASIM_CHECKS=0, no trace, no profile). Built with
+# TARGET (a dependency), so that it is never older than the binary that starts it. Linux only:
+# TARGET finds it through /proc/self/exe.
+function(_puzzle_fast_build target puzzle)
+  if(NOT CMAKE_SYSTEM_NAME STREQUAL "Linux")
+    return()
+  endif()
+  _puzzle_driver_objects(${puzzle} cpu driver)
+  set(translated ${CMAKE_BINARY_DIR}/generated/${target}.cu.cpp)
+  # A copy: compile options are a property of the source file, and this one gets other options.
+  set(copy ${CMAKE_BINARY_DIR}/generated/${target}.fast.cu.cpp)
+  add_custom_command(
+    OUTPUT ${copy}
+    COMMAND ${CMAKE_COMMAND} -E copy ${translated} ${copy}
+    DEPENDS ${translated}
+    VERBATIM)
+  add_executable(${target}_fast ${copy} ${driver})
+  set_source_files_properties(${copy} PROPERTIES COMPILE_OPTIONS
+                              "-include;cudasim/runtime.h;-DCUDASIM_LEARNER_FILE;-DCUDASIM_UNINSTRUMENTED;${CUDASIM_UNINSTRUMENTED_FLAGS}")
+  target_link_libraries(${target}_fast PRIVATE puzzle_harness_cpu)
+  target_link_options(${target}_fast PRIVATE ${PUZZLE_HOST_CALL_WRAPS})
+  target_include_directories(${target}_fast PRIVATE ${CMAKE_SOURCE_DIR}/puzzles/${puzzle})
+  set_target_properties(${target}_fast PROPERTIES OUTPUT_NAME ${target}.fast)
+  add_dependencies(${target} ${target}_fast)
+endfunction()
+
 function(add_puzzle puzzle)
   _puzzle_variant_table(${puzzle} table)
   set_property(GLOBAL PROPERTY PUZZLE_TABLE_${puzzle} ${table})
@@ -113,6 +141,9 @@ function(add_puzzle puzzle)
   add_puzzle_checker(${puzzle})
   if(EXISTS ${solution})  # students' repositories have no solutions/
     add_puzzle_binary(${puzzle}_solution_cpu ${puzzle} ${solution} cpu)
+    # The solutions are what bench/ and scripts/bench_sim.py time with the checks off; the learner's
+    # binary, rebuilt at every `check`, runs with them on and is not built twice.
+    _puzzle_fast_build(${puzzle}_solution_cpu ${puzzle})
   endif()
   if(PUZZLES_HAVE_CUDA)
     add_puzzle_binary(${puzzle}_gpu ${puzzle} ${learner} gpu)

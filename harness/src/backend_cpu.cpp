@@ -130,9 +130,9 @@ std::string stats_json() {
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "{\"threads\": %llu, \"kernel_seconds\": %.6f, \"launches\": %llu, \"switches\": %llu, \"schedules\": %d, "
-                "\"workers\": %d, \"fibers\": \"%s\"}",
+                "\"workers\": %d, \"fibers\": \"%s\", \"build\": \"%s\"}",
                 (unsigned long long)s.threads, s.kernel_seconds, (unsigned long long)s.launches, (unsigned long long)s.switches,
-                o.schedule_count, o.workers, cudasim::fiber_backend());
+                o.schedule_count, o.workers, cudasim::fiber_backend(), s.uninstrumented ? "uninstrumented" : "instrumented");
   return buf;
 }
 

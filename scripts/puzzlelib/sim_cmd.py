@@ -154,17 +154,22 @@ def clean_env() -> Dict[str, str]:
     return env
 
 
-def compile_commands(tc: Dict, opts: Dict, tree: str, translated: Dict[str, str], out_dir: str) -> Tuple[List[List[str]], List[str]]:
+def compile_commands(tc: Dict, opts: Dict, tree: str, translated: Dict[str, str], out_dir: str,
+                     fast: bool = False) -> Tuple[List[List[str]], List[str]]:
+    """The compile commands and objects of the program; `fast`: of its uninstrumented build
+    (harness/sim/src/fast_build.cpp), the .cu files compiled without the instrumentation."""
     include = ["-I", tc["include"]]
     for d in opts["includes"]:  # the mirror first: an included .cuh there is the translated one
         include += ["-I", os.path.join(tree, d.lstrip("/")), "-I", d]
     defines = ["-D" + d for d in opts["defines"]]
     cmds, objs = [], []
     for i, src in enumerate(opts["sources"]):
-        obj = os.path.join(out_dir, "%d-%s.o" % (i, os.path.basename(src)))
+        obj = os.path.join(out_dir, "%s%d-%s.o" % ("fast-" if fast else "", i, os.path.basename(src)))
         base = [tc["cxx"]] + [f for f in tc["compile"] if f.startswith(("-std", "-O", "-g"))]
         if src.endswith(".cu"):
-            cmd = [tc["cxx"]] + tc["compile"] + ["-include", "cudasim/runtime.h", "-DCUDASIM_LEARNER_FILE"] + include + defines + \
+            flags = [f for f in tc["compile"] if f not in tc.get("instrument", [])] if fast else tc["compile"]
+            cmd = [tc["cxx"]] + flags + ["-include", "cudasim/runtime.h", "-DCUDASIM_LEARNER_FILE"] + \
+                  (["-DCUDASIM_UNINSTRUMENTED"] if fast else []) + include + defines + \
                   ["-c", translated[os.path.abspath(src)], "-o", obj]
         else:
             cmd = base + include + ["-I", os.path.dirname(os.path.abspath(src))] + defines + ["-c", os.path.abspath(src), "-o", obj]
@@ -175,18 +180,22 @@ def compile_commands(tc: Dict, opts: Dict, tree: str, translated: Dict[str, str]
 
 def run_parallel(cmds: List[List[str]], env) -> Tuple[int, str]:
     """Runs the compile commands, ncpu() at a time; returns (first failing status or 0, output)."""
-    pending, running, rc, text = list(cmds), [], 0, ""
+    rcs, texts = run_parallel_each(cmds, env)
+    return next((r for r in rcs if r), 0), "".join(texts)
+
+
+def run_parallel_each(cmds: List[List[str]], env) -> Tuple[List[int], List[str]]:
+    """Runs the compile commands, ncpu() at a time; returns each one's status and output."""
+    pending, running, rcs, texts = list(enumerate(cmds)), [], [0] * len(cmds), [""] * len(cmds)
     while pending or running:
         while pending and len(running) < max(1, ncpu()):
-            cmd = pending.pop(0)
-            running.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                                            universal_newlines=True, errors="replace"))
-        p = running.pop(0)
-        output, _ = p.communicate()
-        text += output
-        if p.returncode and not rc:
-            rc = p.returncode
-    return rc, text
+            i, cmd = pending.pop(0)
+            running.append((i, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                                                universal_newlines=True, errors="replace")))
+        i, p = running.pop(0)
+        texts[i], _ = p.communicate()
+        rcs[i] = p.returncode
+    return rcs, texts
 
 
 # g++'s "required from here" (the user's line that instantiated a simulator template) and "In file
@@ -229,6 +238,26 @@ def build_program(root: Path, opts: Dict) -> str:
         return _build_program_in(home, tc, cu2cpp, cu, name, opts)
 
 
+def wants_fast_build(env: Dict[str, str]) -> bool:
+    """Whether a run in this environment starts the program's uninstrumented build (the same test
+    as harness/sim/src/fast_build.cpp's): the memory checker off, no trace, no profile."""
+    return (env.get("CUDASIM_CHECKS") in ("0", "off") and not env.get("CUDASIM_TRACE") and not env.get("CUDASIM_PROFILE")
+            and env.get("CUDASIM_FAST_BUILD") != "0")
+
+
+def _link(tc: Dict, objs: List[str], exe: str, env: Dict[str, str]) -> Tuple[int, str]:
+    """Links objs into exe (through a temporary file, so that a failed link leaves no exe)."""
+    tmp = exe + ".tmp%d" % os.getpid()
+    link = [tc["cxx"]] + [f for f in tc["compile"] if f.startswith("-fsanitize")] + objs + ["-o", tmp] + tc["libs"]
+    # -fsanitize=thread at link time would pull in libtsan; the simulator defines __tsan_*.
+    link = [a for a in link if not a.startswith("-fsanitize")]
+    p = subprocess.run(link, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, universal_newlines=True,
+                       errors="replace")
+    if p.returncode == 0:
+        os.replace(tmp, exe)
+    return p.returncode, p.stdout
+
+
 def _build_program_in(home: Path, tc: Dict, cu2cpp, cu: List[str], name: str, opts: Dict) -> str:
     tree = str(home / "tree")
     try:
@@ -244,26 +273,40 @@ def _build_program_in(home: Path, tc: Dict, cu2cpp, cu: List[str], name: str, op
                  [json.dumps(tc, sort_keys=True), json.dumps(opts["includes"]), json.dumps(opts["defines"]),
                   json.dumps([os.path.abspath(s) for s in opts["sources"]])])
     exe = str(home / ("%s-%s" % (name, key)))
-    if os.path.isfile(exe) and not opts["rebuild"]:
+    # The uninstrumented build, which the program starts in its place when a run needs no
+    # instrumentation (harness/sim/src/fast_build.cpp): built when this build is for such a run, as
+    # `CUDASIM_CHECKS=0 puzzle.py sim ...` is; a checked run never needs it.
+    # A program that builds only instrumented (its code tests __SANITIZE_THREAD__, say) runs
+    # instrumented: NAME.nofast records that, so that the next run does not try again.
+    fast = exe + ".fast" if tc.get("fast_build") and wants_fast_build(dict(os.environ)) else None
+    if fast and os.path.isfile(exe + ".nofast"):
+        fast = None
+    if os.path.isfile(exe) and (not fast or os.path.isfile(fast)) and not opts["rebuild"]:
         return exe
     bld.status("compiling %s for the simulator ..." % name)
     start = time.monotonic()
     env = clean_env()
-    cmds, objs = compile_commands(tc, opts, tree, translated, str(home))
-    rc, text = run_parallel(cmds, env)
+    cmds, objs = [], []
+    if not os.path.isfile(exe) or opts["rebuild"]:
+        cmds, objs = compile_commands(tc, opts, tree, translated, str(home))
+    rc, text = run_parallel(cmds, env) if not fast else (0, "")
+    if fast:  # both builds' files at once, on as many cores; the program's messages come first
+        fast_cmds, fast_objs = compile_commands(tc, opts, tree, translated, str(home), fast=True)
+        rcs, texts = run_parallel_each(cmds + fast_cmds, env)
+        rc = next((r for r in rcs[:len(cmds)] if r), 0)
+        text = "".join(texts[:len(cmds)])
+        fast_ok = not any(rcs[len(cmds):])
+    if rc == 0 and objs:
+        rc, out = _link(tc, objs, exe, env)
+        text += out
+    if rc == 0 and fast:
+        if not fast_ok or _link(tc, fast_objs, fast, env)[0] != 0:
+            Path(exe + ".nofast").touch()
     if rc == 0:
-        tmp = exe + ".tmp%d" % os.getpid()
-        link = [tc["cxx"]] + [f for f in tc["compile"] if f.startswith("-fsanitize")] + objs + ["-o", tmp] + tc["libs"]
-        # -fsanitize=thread at link time would pull in libtsan; the simulator defines __tsan_*.
-        link = [a for a in link if not a.startswith("-fsanitize")]
-        p = subprocess.run(link, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, universal_newlines=True,
-                           errors="replace")
-        rc, text = p.returncode, text + p.stdout
-        if rc == 0:
-            os.replace(tmp, exe)
-            for old in home.iterdir():  # earlier builds of this program
-                if old.is_file() and old.name.startswith(name + "-") and str(old) != exe and ".tmp" not in old.name:
-                    old.unlink()
+        for old in home.iterdir():  # earlier builds of this program
+            if old.is_file() and old.name.startswith(name + "-") and \
+                    str(old) not in (exe, exe + ".fast", exe + ".nofast") and ".tmp" not in old.name:
+                old.unlink()
     bld.status("")
     if rc != 0:
         text = text.replace(tree + "/", "/")  # mirrored paths name the original files

@@ -121,6 +121,15 @@ inline void fiber_prefetch(const FiberCtx& f) { __builtin_prefetch(f.sp); }
 inline void fiber_prefetch(const FiberCtx&) {}
 #endif
 
+// Points the context of a fiber that is not made yet at `harmless`, memory that fiber_prefetch
+// may touch at no cost (a thread that has not started has no stack to prefetch, and an address
+// left from an earlier block, or null, makes the prefetch walk the page tables for nothing).
+#if CUDASIM_NATIVE_SWITCH
+inline void fiber_unmade(FiberCtx& f, void* harmless) { f.sp = harmless; }
+#else
+inline void fiber_unmade(FiberCtx&, void*) {}
+#endif
+
 // "native x86-64", "native aarch64", "boost.context" or "ucontext": what --stats and bench_sim.py report.
 const char* fiber_name();
 

@@ -30,6 +30,9 @@ enum class St : uint8_t { Runnable, AtBarrier, AtWarp, AtCBar, Exited, Faulted }
 struct alignas(64) Thread {
   ThreadView view;  // what threadIdx and the lane id read
   St st = St::Runnable;
+  // Not started yet: it has no stack until the sweep first reaches it (start_thread in
+  // scheduler.cpp), and a thread that returns runs the next fresh thread on its own stack.
+  bool fresh = false;
   unsigned linear = 0;
   // The sweep resumes the thread once the block's barrier epoch (Worker::bar_epoch) is at least
   // this: 0 while runnable, the epoch after the one it waits at when at a barrier, and
@@ -43,14 +46,17 @@ struct alignas(64) Thread {
 #if CUDASIM_NATIVE_SWITCH
   FiberCtx fiber;  // one pointer: stays in the first line
 #endif
+  // At a barrier the thread records where it waits only when that is not where the first arrival
+  // waits (Worker::bar_file): wait_own is then the epoch it waits for (see barrier_wait_site).
+  uint32_t wait_own = 0;
   uint32_t bars_at_exit = 0;  // __syncthreads() intervals passed before it returned
   uint32_t clock_reads = 0;   // device clock()/clock64() calls (see device_clock)
   unsigned wait_mask = 0;
   uint64_t warp_result = 0;
   CBarState* cbar = nullptr;  // the cuda::barrier waited on (St::AtCBar), and for which phase
   uint64_t cbar_token = 0;
-  uintptr_t stack_lo = 0;     // its stack: the lowest address (the checker skips its locals), and
-  uintptr_t stack_top = 0;    // where the fiber starts (see stack_top in scheduler.cpp)
+  uintptr_t stack_lo = 0;     // its stack, from when it starts: the lowest address (the checker
+  unsigned stack_slot = 0;    // skips its locals), and which of the worker's stacks it is
   uint32_t am_mask = 0;       // the last __activemask() result and where it was taken
   const char* am_file = nullptr;
   int am_line = 0;
@@ -111,6 +117,11 @@ struct Worker {
   std::vector<Thread> threads;
   std::vector<Warp> warps;
   std::vector<void*> stacks;  // one per thread slot, with a guard page below each
+  std::vector<uintptr_t> stack_tops;  // where a fiber on each stack starts (see stack_top in scheduler.cpp)
+  // The stacks free in the running block: the ones no thread has used yet (stack_next on), and
+  // those of threads that returned (stack_free, the last one freed on top, the warmest).
+  unsigned stack_next = 0;
+  std::vector<unsigned> stack_free;
   unsigned char* dyn_guard = nullptr;  // the inaccessible page after dynamic shared memory
   unsigned char* dyn_start = nullptr;
   size_t dyn_bytes = 0;
@@ -119,7 +130,6 @@ struct Worker {
   BlockView block;
   unsigned block_linear = 0;
   Grid* grid = nullptr;
-  FiberCtx sched;  // the scheduler's own context (ucontext backend)
   uint64_t rng = 0;
   // The block barrier of the current interval: how many arrived, whether all arrived at the same
   // call (bar_file, bar_line), the __syncthreads_count/and/or tallies, and the result they get.
@@ -131,6 +141,11 @@ struct Worker {
   const char* bar_what = nullptr;
   int bar_line = 0;
   bool bar_mismatch = false;
+  // Where the barrier that released last waits (the first arrival's site): the site of the threads
+  // that waited there and have not run since.
+  const char* released_file = nullptr;
+  const char* released_what = nullptr;
+  int released_line = 0;
   int bar_kind = -1;  // -1 __syncthreads, 0 count, 1 and, 2 or
   int bar_count = 0, bar_all = 1, bar_any = 0;
   int bar_result = 0;
@@ -177,11 +192,32 @@ struct Worker {
   std::atomic<const char*> hot_file{nullptr};
   std::atomic<int> hot_line{0};
   std::atomic<uint64_t> hot_count{0};
-  Thread idle;  // never runs: the end of every sweep list
+  // The end of every sweep list, always ready; its context is the scheduler's (run_block), to which
+  // a thread switches by switching to it.
+  Thread idle;
   // The turn-taking of an interleaved run (workers.cpp): set while this worker is one of the slots
   // whose blocks take turns on one OS thread, null otherwise.
   Interleave* il = nullptr;
 };
+
+// Where a thread at a block barrier (St::AtBarrier) waits. A thread that arrives where the first
+// arrival did records nothing (__syncthreads() is the simulator's most frequent call): it waits
+// where the first arrival of its barrier waits, the current interval's (bar_*) or, once that
+// barrier has released and before the thread runs again, the released one's (released_*).
+struct WaitSite {
+  const char* what;
+  const char* file;
+  int line;
+};
+inline WaitSite barrier_wait_site(const Worker& w, const Thread& t) {
+  if (t.wait_own == t.ready) return {t.wait_what, t.wait_file, t.wait_line};
+  if (t.ready == w.bar_epoch + 1) return {w.bar_what, w.bar_file, w.bar_line};
+  return {w.released_what, w.released_file, w.released_line};
+}
+// Where any waiting thread waits: a barrier as above, a warp collective or a cuda::barrier as it recorded.
+inline WaitSite wait_site(const Worker& w, const Thread& t) {
+  return t.st == St::AtBarrier ? barrier_wait_site(w, t) : WaitSite{t.wait_what, t.wait_file, t.wait_line};
+}
 
 extern __thread Worker* tl_worker;
 // Some observer watches the launch in flight: the instrumentation's entry points raise accesses
@@ -233,6 +269,12 @@ struct Grid {
   ErrorRec err;
   void fail(const Diagnosis& d, const std::string& msg);
 };
+
+// The uninstrumented build of a program (fast_build.cpp): whether this is one, and the error that
+// stops it when a launch needs the instrumentation it lacks (`observed`: checked, traced, profiled,
+// or polling watched).
+bool uninstrumented_build();
+void uninstrumented_launch_check(bool observed);
 
 // Formatting helpers.
 std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -86,6 +86,7 @@ Stats stats() {
   s.kernel_seconds = double(detail::g_kernel_ns.load()) * 1e-9;
   s.threads = detail::threads_run_count();
   s.switches = detail::fiber_switch_count();
+  s.uninstrumented = detail::uninstrumented_build();
   return s;
 }
 
@@ -284,6 +285,7 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     // A sampled launch: the checked run checks the sample; the other orders run on every core.
     if (sampled && s > 0) g.spin_watch = g.interleave = false;
     if (g.checking && !full) choose_sample(g, launch_no, &before);
+    uninstrumented_launch_check(g.observed || g.spin_watch);
     g.seed = o.seed * 0x9E3779B97F4A7C15ull + launch_no;
     g_schedule_index.store(rerun ? 1 : s);  // (a checked run again prints nothing again)
     Observers::launch_begin(LaunchBegin{g, aptr.data(), aname.data(), (int)aptr.size(), aro.data()});

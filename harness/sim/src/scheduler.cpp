@@ -48,7 +48,7 @@ Diagnosis block_diagnosis(Kind kind, const Worker& w, const Thread* t, const std
   w.grid->fail(d, msg);
   t.st = St::Faulted;
   t.ready = kNotReady;
-  for (;;) fiber_switch(t.fiber, w.sched);
+  for (;;) fiber_switch(t.fiber, w.idle.fiber);
 }
 
 void thread_fault_ext(Worker& w, Thread& t, Kind kind, const std::string& msg, const std::string& site, const std::string& detail) {
@@ -60,33 +60,89 @@ std::string who(const Worker& w, const Thread& t) {
               dim_str(t.view.tid, w.block.bdim).c_str());
 }
 
+// A thread starts with the block's view of it as it was before it ran: what the previous block's
+// thread in the same slot left behind is reset here, when the thread first runs, rather than for
+// every thread when the block begins.
+static inline void reset_thread(Thread& t) {
+  t.fresh = false;
+  t.wait_file = nullptr;
+  t.wait_own = kNotReady;
+  t.bars_at_exit = 0;
+  t.clock_reads = 0;
+  t.am_file = nullptr;
+  t.spin_addr[0] = t.spin_addr[1] = 0;
+  t.spin_polls = 0;
+  t.spin_epoch = 0;
+}
+
+// A fiber runs the kernel for one thread and, when that thread returns and the next thread of the
+// sweep has not started, for that one too, on the same stack: a kernel without barriers runs all
+// of a block's threads on one stack that stays in the cache, one call after another, with no
+// switch and no new fiber.
 static void thread_entry(void* arg) {
-  Thread& t = *static_cast<Thread*>(arg);
+  Thread* tp = static_cast<Thread*>(arg);
   Worker& w = *tl_worker;
-  try {
-    w.grid->invoke(w.grid->args);
-  } catch (const std::exception& e) {
-    thread_fault(w, t, Kind::exception, strf("%s: a C++ exception escaped the kernel in %s: %s", kernel_str(w.grid->site).c_str(),
-                                         who(w, t).c_str(), e.what()));
-  } catch (...) {
-    thread_fault(w, t, Kind::exception, strf("%s: an exception escaped the kernel in %s", kernel_str(w.grid->site).c_str(), who(w, t).c_str()));
-  }
-  t.st = St::Exited;
-  t.ready = kNotReady;
-  t.bars_at_exit = w.bar_epoch;
-  ++w.exited;
-  Warp& wp = w.warps[t.linear / 32];
-  wp.live &= ~(1u << t.view.lane);
-  // A lane that returns no longer counts in its warp's pending *_sync calls.
-  for (size_t gi = 0; gi < wp.groups.size();) {
-    if (group_complete(wp, wp.groups[gi])) {
-      complete_group(w, t.linear / 32, wp.groups[gi]);
-      wp.groups.erase(wp.groups.begin() + gi);
-    } else {
-      ++gi;
+  for (;;) {
+    Thread& t = *tp;
+    try {
+      w.grid->invoke(w.grid->args);
+    } catch (const std::exception& e) {
+      thread_fault(w, t, Kind::exception, strf("%s: a C++ exception escaped the kernel in %s: %s", kernel_str(w.grid->site).c_str(),
+                                           who(w, t).c_str(), e.what()));
+    } catch (...) {
+      thread_fault(w, t, Kind::exception, strf("%s: an exception escaped the kernel in %s", kernel_str(w.grid->site).c_str(), who(w, t).c_str()));
     }
+    t.st = St::Exited;
+    t.ready = kNotReady;
+    t.bars_at_exit = w.bar_epoch;
+    ++w.exited;
+    Warp& wp = w.warps[t.linear / 32];
+    wp.live &= ~(1u << t.view.lane);
+    // A lane that returns no longer counts in its warp's pending *_sync calls.
+    for (size_t gi = 0; gi < wp.groups.size();) {
+      if (group_complete(wp, wp.groups[gi])) {
+        complete_group(w, t.linear / 32, wp.groups[gi]);
+        wp.groups.erase(wp.groups.begin() + gi);
+      } else {
+        ++gi;
+      }
+    }
+    Thread* next = w.grid->abort.load(std::memory_order_relaxed) ? &w.idle : next_in_sweep(w, t.next);
+    if (next->fresh) {
+      // Run it here: this stack is free now, and warm.
+      reset_thread(*next);
+      next->stack_lo = t.stack_lo;
+      next->stack_slot = t.stack_slot;
+      enter(w, *next);
+      tp = next;
+      continue;
+    }
+    // Nobody switches back to a thread that returned: its stack is free for a thread that starts later.
+    w.stack_free.push_back(t.stack_slot);
+    enter(w, *next);
+    fiber_switch(t.fiber, next->fiber);
+    __builtin_trap();
   }
-  for (;;) switch_away(w, t);  // nobody switches back to an exited thread
+}
+
+void start_thread(Worker& w, Thread& t) {
+  unsigned slot;
+  if (!w.stack_free.empty()) {
+    slot = w.stack_free.back();
+    w.stack_free.pop_back();
+  } else {
+    slot = w.stack_next++;
+  }
+  reset_thread(t);
+  t.stack_slot = slot;
+  t.stack_lo = reinterpret_cast<uintptr_t>(w.stacks[slot]);
+  fiber_make(t.fiber, w.stacks[slot], w.stack_tops[slot] - t.stack_lo, thread_entry, &t);
+}
+
+void switch_to_fresh(Worker& w, Thread& t, Thread& next) {
+  start_thread(w, next);
+  enter(w, next);
+  fiber_switch(t.fiber, next.fiber);
 }
 
 void device_misuse(const char* what, const char* file, int line) {
@@ -107,10 +163,7 @@ void device_misuse(const char* what, const char* file, int line) {
 static inline bool arrive_at_barrier(Worker& w, Thread& t, const char* what, const char* file, int line) {
   t.st = St::AtBarrier;
   t.ready = w.bar_epoch + 1;  // runnable again once this barrier has released
-  t.wait_file = file;
-  t.wait_line = line;
-  t.wait_what = what;
-  if (w.bar_arrived++ == 0) {
+  if (__builtin_expect(w.bar_arrived++ == 0, 0)) {
     w.bar_file = file;
     w.bar_line = line;
     w.bar_what = what;
@@ -119,11 +172,21 @@ static inline bool arrive_at_barrier(Worker& w, Thread& t, const char* what, con
   return w.bar_line == line && w.bar_what == what && w.bar_file == file;
 }
 
+// A thread at a barrier that is not the first arrival's by pointer records its own site
+// (barrier_wait_site).
+static inline void record_own_site(Thread& t, const char* what, const char* file, int line) {
+  t.wait_file = file;
+  t.wait_line = line;
+  t.wait_what = what;
+  t.wait_own = t.ready;
+}
+
 // A later arrival whose site differs from the first arrival's by pointer: the same file named
 // by another copy of the string (a header's inline function in two files), or another barrier.
 // Out of line, and it switches away itself, so that the common path of __syncthreads() makes
 // no call and keeps its values in scratch registers (no saves and restores).
 static __attribute__((noinline)) void arrive_elsewhere(Worker& w, Thread& t, const char* what, const char* file, int line) {
+  record_own_site(t, what, file, line);
   if (w.bar_line != line || w.bar_what != what || std::strcmp(w.bar_file, file) != 0) w.bar_mismatch = true;
   switch_away(w, t);
 }
@@ -143,9 +206,10 @@ int syncthreads_reduce(int kind, int pred, const char* file, int line) {
   Worker* w = tl_worker;
   if (!w || !tl_thread) device_misuse(names[kind], file, line);
   Thread& t = self_thread();
-  if (!arrive_at_barrier(*w, t, names[kind], file, line) &&
-      (w->bar_line != line || w->bar_what != names[kind] || std::strcmp(w->bar_file, file) != 0))
-    w->bar_mismatch = true;
+  if (!arrive_at_barrier(*w, t, names[kind], file, line)) {
+    record_own_site(t, names[kind], file, line);
+    if (w->bar_line != line || w->bar_what != names[kind] || std::strcmp(w->bar_file, file) != 0) w->bar_mismatch = true;
+  }
   pred = pred != 0;
   w->bar_count += pred;
   w->bar_all &= pred;
@@ -217,6 +281,7 @@ static size_t stack_span() {
   return (options().stack_bytes + page - 1) / page * page + kColorSpan;
 }
 
+static uintptr_t stack_top(uintptr_t lo, size_t span, unsigned i);
 static void ensure_stacks(Worker& w, size_t n) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   size_t sz = stack_span();
@@ -225,7 +290,9 @@ static void ensure_stacks(Worker& w, size_t n) {
     if (m == MAP_FAILED) fatal(Diagnosis{Kind::out_of_memory}, "the simulator could not allocate a thread stack (out of memory)");
     mprotect(m, page, PROT_NONE);  // a stack overflow faults here instead of corrupting a neighbour
     w.stacks.push_back(static_cast<char*>(m) + page);
+    w.stack_tops.push_back(stack_top(reinterpret_cast<uintptr_t>(w.stacks.back()), sz, unsigned(w.stacks.size() - 1)));
   }
+  w.stack_bytes = sz;
 }
 
 // The top of stack slot i: the highest address of its span whose offset modulo kColorSpan is the
@@ -242,14 +309,11 @@ static void layout_threads(Worker& w, dim3 bd, unsigned n, Schedule schedule) {
   if (w.layout_base == w.threads.data() && w.layout_bd.x == bd.x && w.layout_bd.y == bd.y && w.layout_bd.z == bd.z &&
       w.layout_schedule == schedule)
     return;
-  size_t span = stack_span();
   for (unsigned i = 0; i < n; ++i) {
     Thread& t = w.threads[i];
     t.view.tid = uint3{i % bd.x, (i / bd.x) % bd.y, i / (bd.x * bd.y)};
     t.view.lane = i % 32;
     t.linear = i;
-    t.stack_lo = reinterpret_cast<uintptr_t>(w.stacks[i]);
-    t.stack_top = stack_top(t.stack_lo, span, i);
   }
   w.order.resize(n);
   for (unsigned i = 0; i < n; ++i) w.order[i] = &w.threads[schedule == Schedule::Reverse ? n - 1 - i : i];
@@ -257,7 +321,6 @@ static void layout_threads(Worker& w, dim3 bd, unsigned n, Schedule schedule) {
   w.layout_base = w.threads.data();
   w.layout_bd = bd;
   w.layout_schedule = schedule;
-  w.stack_bytes = span;
 }
 
 static std::string list_waiters(Worker& w, unsigned n, St st) {
@@ -266,9 +329,10 @@ static std::string list_waiters(Worker& w, unsigned n, St st) {
   for (unsigned i = 0; i < n; ++i) {
     Thread& t = w.threads[i];
     if (t.st != st) continue;
-    std::string key = std::string(t.wait_what ? t.wait_what : "?");
+    const WaitSite at = wait_site(w, t);
+    std::string key = std::string(at.what ? at.what : "?");
     if (st == St::AtWarp) key += strf(" (mask 0x%08x)", t.wait_mask);
-    key += " at " + where(t.wait_file, t.wait_line);
+    key += " at " + where(at.file, at.line);
     auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == key; });
     if (it == groups.end()) groups.push_back({key, {i}});
     else it->second.push_back(i);
@@ -379,19 +443,16 @@ void run_block(Worker& w, Grid& g, uint32_t linear) {
     w.warps[k].live = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1);
     w.warps[k].groups.clear();
   }
+  // Threads get a stack and the rest of their reset when they start (start_thread, thread_entry).
   for (unsigned i = 0; i < n; ++i) {
     Thread& t = w.threads[i];
     t.st = St::Runnable;
     t.ready = 0;
-    t.wait_file = nullptr;
-    t.bars_at_exit = 0;
-    t.clock_reads = 0;
-    t.am_file = nullptr;
-    t.spin_addr[0] = t.spin_addr[1] = 0;
-    t.spin_polls = 0;
-    t.spin_epoch = 0;
-    fiber_make(t.fiber, reinterpret_cast<void*>(t.stack_lo), t.stack_top - t.stack_lo, thread_entry, &t);
+    t.fresh = true;
+    fiber_unmade(t.fiber, &w.idle);
   }
+  w.stack_next = 0;
+  w.stack_free.clear();
   w.bar_sites.clear();
   w.epoch_file = nullptr;
   w.epoch_line = 0;
@@ -431,9 +492,11 @@ void run_block(Worker& w, Grid& g, uint32_t linear) {
         for (unsigned i = n; i > 1; --i) std::swap(order[i - 1], order[splitmix(rng) % i]);
         link_order(w, n);
       }
-      if (Thread* first = next_in_sweep(w, order[0])) {
+      Thread* first = next_in_sweep(w, order[0]);
+      if (first != &w.idle) {
+        if (first->fresh) start_thread(w, *first);
         enter(w, *first);
-        fiber_switch(w.sched, first->fiber);
+        fiber_switch(w.idle.fiber, first->fiber);  // back when the sweep is over (switch_away)
         tl_thread = nullptr;
       }
       if (g.abort.load(std::memory_order_relaxed)) return;
@@ -533,6 +596,9 @@ void run_block(Worker& w, Grid& g, uint32_t linear) {
       return;
     }
     w.bar_result = w.bar_kind == 0 ? w.bar_count : w.bar_kind == 1 ? w.bar_all : w.bar_kind == 2 ? w.bar_any : 0;
+    w.released_file = w.bar_file;
+    w.released_line = w.bar_line;
+    w.released_what = w.bar_what;
     ++w.bar_epoch;
     if (__builtin_expect(w.il != nullptr, 0)) {
       interleave_turn(w);

@@ -30,14 +30,15 @@ static inline Thread& self_thread() { return *reinterpret_cast<Thread*>(tl_threa
 // has returned or faulted) can make runnable again.
 static constexpr uint32_t kNotReady = UINT32_MAX;
 // The first thread from `t` on (t, t->next, ...) that can run: runnable, or waiting at a barrier
-// that has since been released (an earlier epoch). Null when the sweep is over. The list of a
-// sweep ends at the worker's idle thread, which is always "ready" and links to itself.
+// that has since been released (an earlier epoch). The list of a sweep ends at the worker's idle
+// thread, which is always "ready" and links to itself, and whose context is the scheduler's: the
+// sweep is over when it comes next, and switching to it goes back to the scheduler, with no test.
 static inline Thread* next_in_sweep(Worker& w, Thread* t) {
   const uint32_t epoch = w.bar_epoch;
   while (t->ready > epoch) t = t->next;
-  if (t == &w.idle) return nullptr;
   // Most threads of a sweep run: bring in the stack of the one after `t` (whose bookkeeping an
-  // earlier call prefetched) and the bookkeeping of the one after that.
+  // earlier call prefetched; for a thread that has not started, a line of the worker's, see
+  // fiber_unmade) and the bookkeeping of the one after that.
   Thread* after = t->next;
   fiber_prefetch(after->fiber);
   __builtin_prefetch(after->next);
@@ -54,17 +55,21 @@ static inline void enter(Worker& w, Thread& t) {
   bump(w.progress);
 }
 
-// The running thread `t` has blocked (its state says where) or exited: continue with the next
-// thread of the sweep directly, or go back to the scheduler when the sweep is over. Returns
-// when some thread switches back to `t`. Inlined: at a barrier it is most of what a thread does.
+// Gives a thread that has not started (Thread::fresh) a free stack and a fiber that starts it.
+void start_thread(Worker& w, Thread& t);
+// The running thread `t` has blocked and the next thread of the sweep has not started: starts it
+// and switches to it. Out of line, so that switch_away's common path stays free of calls.
+__attribute__((noinline)) void switch_to_fresh(Worker& w, Thread& t, Thread& next);
+
+// The running thread `t` has blocked (its state says where): continue with the next thread of the
+// sweep directly, or go back to the scheduler (the idle thread) when the sweep is over or the
+// grid stops. Returns when some thread switches back to `t`. Inlined: at a barrier it is most of
+// what a thread does.
 static inline __attribute__((always_inline)) void switch_away(Worker& w, Thread& t) {
-  Thread* next = w.grid->abort.load(std::memory_order_relaxed) ? nullptr : next_in_sweep(w, t.next);
-  if (next) {
-    enter(w, *next);
-    fiber_switch(t.fiber, next->fiber);
-  } else {
-    fiber_switch(t.fiber, w.sched);
-  }
+  Thread* next = __builtin_expect(w.grid->abort.load(std::memory_order_relaxed), 0) ? &w.idle : next_in_sweep(w, t.next);
+  if (__builtin_expect(next->fresh, 0)) return switch_to_fresh(w, t, *next);
+  enter(w, *next);
+  fiber_switch(t.fiber, next->fiber);
 }
 
 // Polling. A run with Grid::spin_watch set runs its blocks one after another on one worker, so a

@@ -408,8 +408,15 @@ std::string source_of(void* pc) {
     char b[PATH_MAX];
     return getcwd(b, sizeof b) ? std::string(b) + "/" : std::string();
   }();
+  // The executable itself by its path, not by dladdr's name for it, which is argv[0]: a relative
+  // path, or the instrumented build's when its uninstrumented build runs in its place (fast_build.cpp).
+  static const void* exe_base = [] {
+    Dl_info self;
+    return dladdr(reinterpret_cast<void*>(&exe_path), &self) ? self.dli_fbase : nullptr;
+  }();
+  const std::string object = info.dli_fbase == exe_base && !exe_path().empty() ? exe_path() : std::string(info.dli_fname);
   std::string out;
-  const std::vector<Frames> chains = symbolize(info.dli_fname, {off});  // kept: the loop reads its first
+  const std::vector<Frames> chains = symbolize(object, {off});  // kept: the loop reads its first
   for (Frame f : chains[0]) {
     f.file = user_site(f.file, &f.line);
     if (!cwd.empty() && f.file.compare(0, cwd.size(), cwd) == 0) f.file.erase(0, cwd.size());

@@ -242,8 +242,9 @@ static std::string stop_event(Worker& w) {
   for (unsigned i = 0; i < n; ++i) {
     const Thread& t = w.threads[i];
     const bool waits = t.st == St::AtBarrier || t.st == St::AtWarp || t.st == St::AtCBar;
-    list += strf("%s[%u,\"%s\",%s,%s]", i ? "," : "", i, states[int(t.st)], json_str(waits && t.wait_what ? t.wait_what : "").c_str(),
-                 waits && t.wait_file ? site(t.wait_file, t.wait_line).c_str() : "\"\"");
+    const WaitSite at = wait_site(w, t);
+    list += strf("%s[%u,\"%s\",%s,%s]", i ? "," : "", i, states[int(t.st)], json_str(waits && at.what ? at.what : "").c_str(),
+                 waits && at.file ? site(at.file, at.line).c_str() : "\"\"");
   }
   return "{\"e\":\"stop\",\"threads\":[" + list + "]}";
 }

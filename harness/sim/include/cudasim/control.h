@@ -46,6 +46,7 @@ struct Stats {
   uint64_t switches = 0; // fiber switches
   uint64_t launches = 0;
   double kernel_seconds = 0;  // wall time spent inside launches (all schedules)
+  bool uninstrumented = false;  // the program runs as its uninstrumented build (NAME.fast, fast_build.cpp)
 };
 Stats stats();
 const char* fiber_backend();  // "native x86-64", "boost.context" or "ucontext"

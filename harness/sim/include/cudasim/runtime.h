@@ -18,6 +18,12 @@
 #include <utility>
 
 #define CUDASIM 1
+// A file compiled for the uninstrumented build of a program (without the memory checker's calls,
+// harness/sim/src/fast_build.cpp) marks the executable as one: the simulator then does not start it
+// again, and refuses what needs the calls. Weak: each translated file of a program defines it.
+#if defined(CUDASIM_UNINSTRUMENTED)
+extern "C" __attribute__((weak)) const char cudasim_uninstrumented_build = 1;
+#endif
 // The version and include guards of the CUDA runtime headers this one stands for, so that code
 // testing them (NVIDIA's helper_cuda.h: `#ifdef __DRIVER_TYPES_H__`) sees a CUDA runtime, and a
 // toolkit header included by mistake does not define everything a second time.
