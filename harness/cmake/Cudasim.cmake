@@ -103,6 +103,44 @@ function(cudasim_add_executable name)
   # before the originals. The target's include directories are known only once the directory's
   # CMakeLists.txt has run (target_include_directories usually follows this call).
   cmake_language(EVAL CODE "cmake_language(DEFER CALL _cudasim_mirror_includes [[${name}]] [[${tree}]])")
+  _cudasim_fast_build(${name} "${outs}" "${plain}")
+endfunction()
+
+# The uninstrumented build NAME.fast next to NAME (harness/sim/src/fast_build.cpp): the same
+# sources compiled without the memory checker's calls, which NAME starts in its place when a run
+# needs none (CUDASIM_CHECKS=0, no trace, no profile). Linux only: NAME finds it through
+# /proc/self/exe. Built with NAME (a dependency), so that it is never older than the program.
+function(_cudasim_fast_build name outs plain)
+  if(NOT CMAKE_SYSTEM_NAME STREQUAL "Linux")
+    return()
+  endif()
+  set(copies "")
+  foreach(out IN LISTS outs)
+    # A copy beside the translated file (its quoted includes resolve the same way): compile
+    # options are a property of the source file, and this one gets other options.
+    string(REGEX REPLACE "\\.cpp$" ".fast.cpp" copy ${out})
+    add_custom_command(OUTPUT ${copy} COMMAND ${CMAKE_COMMAND} -E copy ${out} ${copy} DEPENDS ${out} VERBATIM)
+    set_source_files_properties(${copy} PROPERTIES COMPILE_OPTIONS
+                                "-include;cudasim/runtime.h;-DCUDASIM_LEARNER_FILE;-DCUDASIM_UNINSTRUMENTED;-g;-gdwarf-4;${CUDASIM_UNINSTRUMENTED_FLAGS}")
+    list(APPEND copies ${copy})
+  endforeach()
+  add_executable(${name}_cudasim_fast ${copies} ${plain})
+  set_target_properties(${name}_cudasim_fast PROPERTIES OUTPUT_NAME ${name}.fast)
+  add_dependencies(${name} ${name}_cudasim_fast)
+  # What the project sets on NAME after this call (include directories, libraries, definitions,
+  # where it lands) is copied once the directory's CMakeLists.txt has run.
+  cmake_language(EVAL CODE "cmake_language(DEFER CALL _cudasim_fast_build_like [[${name}]])")
+endfunction()
+
+function(_cudasim_fast_build_like name)
+  set(fast ${name}_cudasim_fast)
+  foreach(prop INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS COMPILE_FEATURES LINK_LIBRARIES LINK_OPTIONS
+               LINK_DIRECTORIES CXX_STANDARD RUNTIME_OUTPUT_DIRECTORY)
+    get_target_property(value ${name} ${prop})
+    if(NOT value STREQUAL "value-NOTFOUND")
+      set_property(TARGET ${fast} PROPERTY ${prop} "${value}")
+    endif()
+  endforeach()
 endfunction()
 
 # Puts tree/<dir> before every absolute include directory <dir> of the target.

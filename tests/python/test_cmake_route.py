@@ -15,6 +15,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,8 +65,8 @@ def write_project(folder: Path) -> Path:
     return folder
 
 
-def run(cmd, cwd, timeout=600):
-    env = dict(os.environ)
+def run(cmd, cwd, timeout=600, **extra_env):
+    env = dict(os.environ, **extra_env)
     env.pop("CMAKE_GENERATOR", None)  # the test chooses the generator
     return subprocess.run(cmd, cwd=str(cwd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
                           universal_newlines=True, encoding="utf-8", errors="replace", timeout=timeout)
@@ -136,6 +137,8 @@ def test_readme_project_builds_runs_and_reports_a_race(tmp_path, generator):
     r = run([str(exe)], project, timeout=120)
     assert r.returncode == 0, r.stdout
     assert r.stdout.splitlines() == expected, r.stdout
+    if sys.platform.startswith("linux"):
+        assert_uninstrumented_build(exe, project, expected)
 
     # The race of the README: the barrier commented out; the header's change alone retranslates
     # main.cu (the depfile lists the headers it read).
@@ -164,6 +167,31 @@ def test_readme_project_builds_runs_and_reports_a_race(tmp_path, generator):
         assert out[:len(report)] == report, (include, r.stdout)
         assert "kernels/scale.cuh:%d" % write in r.stdout and "kernels/scale.cuh:%d" % read in r.stdout, r.stdout
         assert ".cu.cpp" not in r.stdout and ".cudasim/" not in r.stdout, "a report names the translated copy:\n" + r.stdout
+
+
+def assert_uninstrumented_build(exe, project, expected):
+    """cudasim_add_executable also builds NAME.fast (harness/sim/src/fast_build.cpp): run by hand
+    with the checks on it refuses (it has no instrumentation to check with); with the checks off
+    NAME starts it in its place and prints the same; and NAME really does start it: a stand-in
+    NAME.fast that only says so is what runs."""
+    fast = exe.with_name(exe.name + ".fast")
+    assert fast.is_file(), "no %s beside the program" % fast.name
+    r = run([str(fast)], project, timeout=120, CUDASIM_CHECKS="1")
+    assert r.returncode == 4 and "this is the uninstrumented build of the program" in r.stdout, r.stdout
+    r = run([str(exe)], project, timeout=120, CUDASIM_CHECKS="0")
+    assert r.returncode == 0 and r.stdout.splitlines() == expected, r.stdout
+    real = fast.with_name(fast.name + ".real")
+    fast.rename(real)
+    try:
+        fast.write_text("#!/bin/sh\necho stand-in \"$@\"\n")
+        fast.chmod(0o755)
+        r = run([str(exe), "a", "b"], project, timeout=120, CUDASIM_CHECKS="0")
+        assert r.stdout == "stand-in a b\n", r.stdout
+        r = run([str(exe)], project, timeout=120, CUDASIM_CHECKS="0", CUDASIM_FAST_BUILD="0")
+        assert r.stdout.splitlines() == expected, r.stdout
+    finally:
+        fast.unlink()
+        real.rename(fast)
 
 
 def test_readme_program_is_real_cuda_for_nvcc(tmp_path):
