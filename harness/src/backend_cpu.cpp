@@ -115,7 +115,8 @@ std::string watch_origin_json(const void* device, bool is_float) {
       const char* type = o.reads[r] >= 0 ? nodes[o.reads[r]].type : "";
       s += std::string(r ? ", " : "") + "{\"node\": " + (o.reads[r] >= 0 ? std::to_string(o.reads[r]) : "null") +
            ", \"value\": " + json_str(word_text(o.values[r], type, is_float).c_str()) +
-           ", \"site\": " + json_str(o.read_sites[r]) + "}";
+           ", \"site\": " + json_str(o.read_sites[r]) + ", \"array\": " + json_str(o.read_arrays[r]) +
+           ", \"index\": " + std::to_string(o.read_index[r]) + "}";
     }
     s += "], \"more_reads\": " + std::to_string(o.more_reads) + "}";
   }

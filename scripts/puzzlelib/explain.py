@@ -163,7 +163,13 @@ def _step(node: dict) -> str:
     return tr("after barrier %d") % b if b else tr("before the first barrier")
 
 
-def _written(node: dict, site: str) -> str:
+def _written(node: dict, site: str, read_as: str = "") -> str:
+    """`read_as`: the reader's name for the word; when the writing kernel named it otherwise (one
+    launch's `out` is the next launch's `scanned_sums`), the writer's name is given too."""
+    name = "%s[%s]" % (node.get("array"), node.get("index"))
+    if read_as and name != read_as:
+        return tr("written by block %s, thread %s at %s as %s (%s)") % (_who(node.get("block")), _who(node.get("thread")),
+                                                                        site, name, _step(node))
     return tr("written by block %s, thread %s at %s (%s)") % (_who(node.get("block")), _who(node.get("thread")),
                                                              site, _step(node))
 
@@ -199,8 +205,9 @@ def origin_lines(result: Optional[dict]) -> List[str]:
                 hidden[0] += 1
                 continue
             budget[0] -= 1
-            what = tr("%s = %s, read at %s") % ("%s[%s]" % (src["array"], src["index"]), r.get("value"),
-                                              _short(r.get("site", "")))
+            # The word as the reading kernel names it (older records: as the writer named it).
+            read_as = "%s[%s]" % (r.get("array", src["array"]), r.get("index", src["index"]))
+            what = tr("%s = %s, read at %s") % (read_as, r.get("value"), _short(r.get("site", "")))
             kind = src.get("kind")
             if kind == "input":
                 lines.append(pad + what + ": " + tr("input (copied from the host)"))
@@ -212,7 +219,7 @@ def origin_lines(result: Optional[dict]) -> List[str]:
                 lines.append(pad + what + ", " + tr("the same write as above"))
             else:
                 shown.add(j)
-                lines.append(pad + what + ", " + _written(src, _short(src.get("site", ""))))
+                lines.append(pad + what + ", " + _written(src, _short(src.get("site", "")), read_as))
                 reads_of(j, depth + 1)
         hidden[0] += node.get("more_reads") or 0
 

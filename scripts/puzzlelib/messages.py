@@ -71,6 +71,7 @@ KO = {
     # ---- where a wrong answer came from (explain.origin_lines) ----------------------------------
     "first wrong element: %s = %s, expected %s": "처음 틀린 원소: %s = %s, expected %s",
     "written by block %s, thread %s at %s (%s)": "block %s, thread %s가 %s에서 씀 (%s)",
+    "written by block %s, thread %s at %s as %s (%s)": "block %s, thread %s가 %s에서 %s(으)로 씀 (%s)",
     "after barrier %d": "barrier %d 이후",
     "before the first barrier": "첫 barrier 이전",
     "computed from:": "다음 값들로 계산됨:",

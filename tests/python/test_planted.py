@@ -194,3 +194,22 @@ def test_wrong_answer_names_the_writer_and_the_off_by_one_read():
                      r"at simple_neighbour_off_by_one\.cu:%d \(after barrier \d+\)" % (index, line, index, step), chain), chain
     assert re.search(r"shared\[\d+\] = -?\d+, read at simple_neighbour_off_by_one\.cu:%d," % off_by_one, chain), chain
     assert re.search(r"a\[\d+\] = -?\d+, read at \S+: input \(copied from the host\)", chain), chain
+
+
+def test_the_chain_names_a_buffer_as_the_reading_kernel_does():
+    """--complete's scan writes the block totals as its `out`, which add_block_offsets reads as
+    `scanned_sums`: the chain shows the read under the reader's name, on the line of the planted
+    read, and the writer's name beside the writer."""
+    path = ROOT / "tests" / "planted" / "p14" / "complete_own_block_offset.plant"
+    h, _, _, cmd = planted_check(path)
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
+                          env=dict(os.environ, **h["env"]))
+    assert proc.returncode == 1, proc.stdout
+    first = re.search(r"first wrong element: out\[\d+\] = -?\d+, expected -?\d+\n\s+written by block \d+, thread \d+ "
+                      r"at (\S*complete_own_block_offset\.cu):\d+", proc.stdout)
+    assert first, proc.stdout
+    lines = (ROOT / first.group(1)).read_text(encoding="utf-8").splitlines()
+    read = next(i for i, l in enumerate(lines, 1) if "const int offset = scanned_sums[blockIdx.x];" in l)
+    m = re.search(r"scanned_sums\[(\d+)\] = -?\d+, read at complete_own_block_offset\.cu:%d, written by block \d+, "
+                  r"thread \d+ at complete_own_block_offset\.cu:\d+ as out\[(\d+)\] " % read, proc.stdout)
+    assert m and m.group(1) == m.group(2), proc.stdout

@@ -32,6 +32,8 @@ struct Edge {
   uint32_t node;  // index into g.nodes
   uint32_t value;  // the word as the thread read it
   uint32_t pc;     // where it read it: the index arithmetic that picked the word is on that line
+  uint16_t name;   // the word as the reading kernel names it (index into g.names), which may not be
+  long long index; // the writer's name: a scan's `out` is the next launch's `scanned_sums`
 };
 
 struct Node {
@@ -143,11 +145,19 @@ void watch_access(Worker& w, Thread& t, Space sp, uintptr_t word, bool write, bo
     bool dup = false;
     for (int i = 0; i < p.n; ++i) dup |= p.e[i].node == from && from != 0 && p.e[i].pc == (pc & kPcMask);
     if (!dup) {
-      if (p.n < kReads) p.e[p.n++] = Edge{from, value, pc & kPcMask};
+      Edge e{from, value, pc & kPcMask, 0, 0};
+      if (from) {  // the word as this kernel names it, which the report shows beside the read
+        std::string array;
+        size_t elem = 4;
+        const char* type = nullptr;
+        name_address(w, int(sp), word, &array, &e.index, &elem, &type);
+        e.name = intern(array);
+      }
+      if (p.n < kReads) p.e[p.n++] = e;
       else {
         // Keep the latest reads: the ones just before the write are those it most likely used.
         std::memmove(&p.e[0], &p.e[1], sizeof(Edge) * (kReads - 1));
-        p.e[kReads - 1] = Edge{from, value, pc & kPcMask};
+        p.e[kReads - 1] = e;
         ++p.more;
       }
     }
@@ -231,6 +241,10 @@ int watch_origin(const void* p, OriginNode* out, int max_nodes, int max_depth) {
       auto at = std::find(order.begin(), order.end(), n.reads[r].node);
       o.reads[o.nreads] = at == order.end() ? -1 : int(at - order.begin());
       std::snprintf(o.read_sites[o.nreads], sizeof o.read_sites[0], "%s", site_of(n.reads[r].pc).c_str());
+      const Node& src = g.nodes[n.reads[r].node];
+      const bool named = n.reads[r].node != 0;
+      std::snprintf(o.read_arrays[o.nreads], sizeof o.read_arrays[0], "%s", g.names[named ? n.reads[r].name : src.name].c_str());
+      o.read_index[o.nreads] = named ? n.reads[r].index : src.index;
       o.values[o.nreads++] = n.reads[r].value;
     }
   }

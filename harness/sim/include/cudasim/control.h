@@ -106,6 +106,8 @@ struct OriginNode {
   int reads[4];         // index of each read's writer in the returned nodes (-1: not followed)
   uint32_t values[4];   // the 4-byte word each read returned
   char read_sites[4][256];  // the "file:line" of each read
+  char read_arrays[4][48];  // each read's word as the reading kernel names it (the writer may name
+  long long read_index[4];  // it otherwise: one launch's `out` is the next one's `scanned_sums`)
   int more_reads;       // reads beyond the four kept
 };
 // The write that set the word at p during the watch, and the writes it was computed from, breadth
