@@ -146,14 +146,19 @@ def test_grade_rejects_planted_bug_on_one_worker(path, tmp_path):
         h["match"], row["diagnostic"])
 
 
+def run_planted(path):
+    """`check` of one planted binary, with its header's environment: the finished process."""
+    h, _, _, cmd = planted_check(path)
+    return subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
+                          env=dict(os.environ, **h["env"]))
+
+
 def test_runaway_thread_without_a_barrier_is_reported_at_a_line_of_its_loop():
     """A thread that loops for ever in a loop with no barrier is stopped by the stall watchdog, which
     samples where the thread runs: the report names a line inside that loop, with the block and the
     thread (issue 21: it used to name no line)."""
     path = ROOT / "tests" / "planted" / "p29" / "multi_stage_stride_from_start.plant"
-    h, _, _, cmd = planted_check(path)
-    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
-                          env=dict(os.environ, **h["env"]))
+    proc = run_planted(path)
     assert proc.returncode == 1, proc.stdout
     m = re.search(r"block 0, thread 128 has run for 1 s without reaching a barrier or returning, looping at "
                   r"(\S*multi_stage_stride_from_start\.cu):(\d+)\.", proc.stdout)
@@ -173,9 +178,7 @@ def test_wrong_answer_names_the_writer_and_the_off_by_one_read():
     thread, line, barrier step) and walks back through the shared values it was computed from to
     the input; the chain names the planted off-by-one read `shared[local_i - offset + 1]`."""
     path = ROOT / "tests" / "planted" / "p14" / "simple_neighbour_off_by_one.plant"
-    h, _, _, cmd = planted_check(path)
-    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
-                          env=dict(os.environ, **h["env"]))
+    proc = run_planted(path)
     assert proc.returncode == 1, proc.stdout
     first = re.search(r"first wrong element: out\[(\d+)\] = (-?\d+), expected (-?\d+)\n\s+written by block 0, thread "
                       r"(\d+) at (\S*simple_neighbour_off_by_one\.cu):(\d+) \(after barrier (\d+)\)", proc.stdout)
@@ -201,9 +204,7 @@ def test_the_chain_names_a_buffer_as_the_reading_kernel_does():
     `scanned_sums`: the chain shows the read under the reader's name, on the line of the planted
     read, and the writer's name beside the writer."""
     path = ROOT / "tests" / "planted" / "p14" / "complete_own_block_offset.plant"
-    h, _, _, cmd = planted_check(path)
-    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
-                          env=dict(os.environ, **h["env"]))
+    proc = run_planted(path)
     assert proc.returncode == 1, proc.stdout
     first = re.search(r"first wrong element: out\[\d+\] = -?\d+, expected -?\d+\n\s+written by block \d+, thread \d+ "
                       r"at (\S*complete_own_block_offset\.cu):\d+", proc.stdout)
