@@ -137,6 +137,9 @@ def missing_deps() -> List[Dep]:
         missing.append(Dep("Catch2 v2 (catch2/catch.hpp)", apt="catch2"))
     if not find_header("boost/context/detail/fcontext.hpp"):
         missing.append(Dep("Boost.Context", apt="libboost-context-dev"))
+    if not shutil.which("msgfmt"):
+        missing.append(Dep("GNU gettext's msgfmt (checks the message catalogues, tests/python/test_catalog.py)",
+                           apt="gettext"))
     if importlib.util.find_spec("pytest") is None:
         missing.append(Dep("pytest (for %s)" % sys.executable, pip="pytest"))
     if importlib.util.find_spec("ruff") is None:
