@@ -1,16 +1,12 @@
-// planted: p12 --k1
-// expect: race
-// match: race in kernel reduce_k1
-// why: `tid % 2 * s` is `(tid % 2) * s`: with s = 1 every even thread adds, and two active threads' elements overlap within one step
 // Puzzle 12: parallel sum reduction.
 //
 //   out = a[0] + a[1] + ... + a[n-1]          (int32; the inputs are chosen so the sum fits)
 //
 // Nine kernels tell one story: from one atomic per element, through the seven kernels of the
 // classic "Optimizing Parallel Reduction in CUDA" lecture, to a single-pass warp-shuffle kernel
-// that competes with CUB. Every variant is a kernel for you to write plus a host launcher that
-// is already written; the driver (driver.cpp) calls the launcher and compares *d_out with a
-// 64-bit CPU sum. puzzles/p12/README.md walks through each variant and its diagram.
+// that competes with CUB. Every variant is a kernel for you to write plus a host launcher, already
+// written, that the driver (driver.cpp) calls before comparing *d_out with a 64-bit CPU sum.
+// puzzles/p12/README.md (in Korean: puzzles/p12/README.ko.md) walks through each variant's diagram.
 //
 // Every launcher has the same signature:
 //   d_in    n ints to add up
@@ -56,8 +52,6 @@ __global__ void reduce_atomic(const int* in, int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   // Add in[i] to *out so that no other thread's addition is lost.
   // FILL ME IN (roughly 1 line)
-  if (i < n) atomicAdd(out, in[i]);
-  // END FILL
 }
 
 void p12_atomic(const int* d_in, int* d_out, int* d_work, int n, int tpb) {
@@ -76,21 +70,11 @@ __global__ void reduce_k1(const int* in, int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   // Load one element per thread into sdata (0 past the end), then wait for the whole block.
   // FILL ME IN (roughly 2 lines)
-  sdata[tid] = i < n ? in[i] : 0;
-  __syncthreads();
-  // END FILL
   // For s = 1, 2, 4, ...: every thread whose tid is a multiple of 2*s adds the value s places
   // to its right; the whole block waits after each step.
   // FILL ME IN (roughly 4 lines)
-  for (int s = 1; s < blockDim.x; s *= 2) {
-    if (tid % 2 * s == 0 && tid + s < blockDim.x) sdata[tid] += sdata[tid + s];
-    __syncthreads();
-  }
-  // END FILL
   // Thread 0 writes the block's sum.
   // FILL ME IN (roughly 1 line)
-  if (tid == 0) out[blockIdx.x] = sdata[0];
-  // END FILL
 }
 
 static void pass_k1(const int* in, int* out, int n, int blocks, int tpb) {
@@ -113,12 +97,6 @@ __global__ void reduce_k2(const int* in, int* out, int n) {
   sdata[tid] = i < n ? in[i] : 0;
   __syncthreads();
   // FILL ME IN (roughly 5 lines)
-  for (int s = 1; s < blockDim.x; s *= 2) {
-    const int index = 2 * s * tid;
-    if (index < blockDim.x) sdata[index] += sdata[index + s];
-    __syncthreads();
-  }
-  // END FILL
   if (tid == 0) out[blockIdx.x] = sdata[0];
 }
 
@@ -140,14 +118,6 @@ __global__ void reduce_k3(const int* in, int* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   // Load (0 past the end), wait, then the halving loop, then thread 0 writes the block's sum.
   // FILL ME IN (roughly 7 lines)
-  sdata[tid] = i < n ? in[i] : 0;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (tid < s) sdata[tid] += sdata[tid + s];
-    __syncthreads();
-  }
-  if (tid == 0) out[blockIdx.x] = sdata[0];
-  // END FILL
 }
 
 static void pass_k3(const int* in, int* out, int n, int blocks, int tpb) {
@@ -168,16 +138,6 @@ __global__ void reduce_k4(const int* in, int* out, int n) {
   const int i = blockIdx.x * (blockDim.x * 2) + threadIdx.x;
   // Load and add the two elements (each 0 past the end), then k3's loop and store.
   // FILL ME IN (roughly 9 lines)
-  int sum = i < n ? in[i] : 0;
-  if (i + blockDim.x < n) sum += in[i + blockDim.x];
-  sdata[tid] = sum;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (tid < s) sdata[tid] += sdata[tid + s];
-    __syncthreads();
-  }
-  if (tid == 0) out[blockIdx.x] = sdata[0];
-  // END FILL
 }
 
 static void pass_k4(const int* in, int* out, int n, int blocks, int tpb) {
@@ -200,14 +160,6 @@ __device__ void warp_reduce(int* sdata, int tid) {
   // For offset = 32, 16, 8, 4, 2, 1: read sdata[tid + offset] into v (adding), __syncwarp(),
   // write v back to sdata[tid], __syncwarp().
   // FILL ME IN (roughly 7 lines)
-#pragma unroll
-  for (int offset = 32; offset > 0; offset /= 2) {
-    v += sdata[tid + offset];
-    __syncwarp();  // every lane has read before any lane writes
-    sdata[tid] = v;
-    __syncwarp();  // every lane has written before the next read
-  }
-  // END FILL
 }
 
 // blockDim.x is a power of two, at least 64.
@@ -221,13 +173,6 @@ __global__ void reduce_k5(const int* in, int* out, int n) {
   __syncthreads();
   // k4's loop while s > 32, then warp 0 calls warp_reduce, then thread 0 writes sdata[0].
   // FILL ME IN (roughly 6 lines)
-  for (int s = blockDim.x / 2; s > 32; s >>= 1) {
-    if (tid < s) sdata[tid] += sdata[tid + s];
-    __syncthreads();
-  }
-  if (tid < 32) warp_reduce(sdata, tid);
-  if (tid == 0) out[blockIdx.x] = sdata[0];
-  // END FILL
 }
 
 static void pass_k5(const int* in, int* out, int n, int blocks, int tpb) {
@@ -255,25 +200,6 @@ __global__ void reduce_k6(const int* in, int* out, int n) {
   //   if (blockSize >= 512) { if (tid < 256) sdata[tid] += sdata[tid + 256]; __syncthreads(); }
   // then warp 0 calls warp_reduce and thread 0 writes sdata[0].
   // FILL ME IN (roughly 18 lines)
-  if (blockSize >= 1024) {
-    if (tid < 512) sdata[tid] += sdata[tid + 512];
-    __syncthreads();
-  }
-  if (blockSize >= 512) {
-    if (tid < 256) sdata[tid] += sdata[tid + 256];
-    __syncthreads();
-  }
-  if (blockSize >= 256) {
-    if (tid < 128) sdata[tid] += sdata[tid + 128];
-    __syncthreads();
-  }
-  if (blockSize >= 128) {
-    if (tid < 64) sdata[tid] += sdata[tid + 64];
-    __syncthreads();
-  }
-  if (tid < 32) warp_reduce(sdata, tid);
-  if (tid == 0) out[blockIdx.x] = sdata[0];
-  // END FILL
 }
 
 // The block size is known only at run time, so a switch picks the compiled instance.
@@ -310,32 +236,10 @@ __global__ void reduce_k7(const int* __restrict__ in, int* __restrict__ out, int
   // Add every element of this thread's grid-stride sequence to sum. Put `#pragma unroll 8` in
   // front of the loop: each thread then has 8 independent loads in flight (see the README).
   // FILL ME IN (roughly 2 lines)
-#pragma unroll 8
-  for (int i = blockIdx.x * blockSize + tid; i < n; i += gridSize) sum += in[i];
-  // END FILL
   sdata[tid] = sum;
   __syncthreads();
   // k6's unrolled tree, warp_reduce, and thread 0 writes the block's sum.
   // FILL ME IN (roughly 18 lines)
-  if (blockSize >= 1024) {
-    if (tid < 512) sdata[tid] += sdata[tid + 512];
-    __syncthreads();
-  }
-  if (blockSize >= 512) {
-    if (tid < 256) sdata[tid] += sdata[tid + 256];
-    __syncthreads();
-  }
-  if (blockSize >= 256) {
-    if (tid < 128) sdata[tid] += sdata[tid + 128];
-    __syncthreads();
-  }
-  if (blockSize >= 128) {
-    if (tid < 64) sdata[tid] += sdata[tid + 64];
-    __syncthreads();
-  }
-  if (tid < 32) warp_reduce(sdata, tid);
-  if (tid == 0) out[blockIdx.x] = sdata[0];
-  // END FILL
 }
 
 // Blocks that fit on the GPU at once: an SM holds 2048 threads on recent data-centre GPUs
@@ -389,9 +293,6 @@ void p12_k7(const int* d_in, int* d_out, int* d_work, int n, int tpb) {
 // The sum of v over the 32 lanes of the warp, in lane 0 (the other lanes get partial sums).
 __device__ int warp_sum(int v) {
   // FILL ME IN (roughly 2 lines)
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-  // END FILL
   return v;
 }
 
@@ -402,15 +303,6 @@ __device__ int block_sum(int v, int* warp_sums) {
   const int warp = threadIdx.x / 32;
   // Each warp's lane 0 stores its warp's sum; after a barrier warp 0 adds those up.
   // FILL ME IN (roughly 8 lines)
-  v = warp_sum(v);
-  if (lane == 0) warp_sums[warp] = v;
-  __syncthreads();
-  v = 0;
-  if (warp == 0) {
-    v = lane < (int)(blockDim.x / 32) ? warp_sums[lane] : 0;
-    v = warp_sum(v);
-  }
-  // END FILL
   return v;
 }
 
@@ -426,39 +318,15 @@ __global__ void reduce_shuffle(const int* __restrict__ in, int* out, int* partia
   // A grid-stride loop over in4[0..n4), adding the four ints of each load; then the threads
   // with gid < n % 4 add the leftover in[4 * n4 + gid].
   // FILL ME IN (roughly 6 lines)
-#pragma unroll 4
-  for (int i = gid; i < n4; i += stride) {
-    const int4 v = in4[i];
-    sum += (v.x + v.y) + (v.z + v.w);
-  }
-  if (gid < n - 4 * n4) sum += in[4 * n4 + gid];
-  // END FILL
   sum = block_sum(sum, warp_sums);
   // Thread 0 stores the block's sum in partials[blockIdx.x], makes it visible to every block
   // (__threadfence()), then takes a ticket: atomicAdd(ticket, 1) returns the tickets taken
   // before. The block that gets gridDim.x - 1 is last: every partial sum is written.
   // FILL ME IN (roughly 5 lines)
-  if (threadIdx.x == 0) {
-    partials[blockIdx.x] = sum;
-    __threadfence();
-    last_block = atomicAdd(ticket, 1u) == gridDim.x - 1;
-  }
-  // END FILL
   __syncthreads();
   // The last block (all its threads) adds up partials[0..gridDim.x) with block_sum; thread 0
   // writes the answer and resets the ticket to 0.
   // FILL ME IN (roughly 10 lines)
-  if (last_block) {
-    __threadfence();  // this block's reads come after the other blocks' writes
-    int total = 0;
-    for (int b = threadIdx.x; b < (int)gridDim.x; b += blockDim.x) total += partials[b];
-    total = block_sum(total, warp_sums);
-    if (threadIdx.x == 0) {
-      *out = total;
-      *ticket = 0;
-    }
-  }
-  // END FILL
 }
 
 void p12_shuffle(const int* d_in, int* d_out, int* d_work, int n, int tpb) {

@@ -73,3 +73,21 @@ def test_readme_speed_figures_are_quoted_from_the_report():
     for figure in figures:
         assert figure in report, "README.md's figure %s is not in %s" % (figure, report_path().name)
     assert "python3 scripts/bench_sim.py" in simulator
+
+
+LEARNER_FILES = sorted(p for p in ROOT.glob("puzzles/p*/p*.cu") if p.stem == p.parent.name)
+
+
+@pytest.mark.parametrize("path", LEARNER_FILES, ids=lambda p: p.parent.name)
+def test_each_learner_file_points_to_both_readmes(path):
+    # The skeleton's header comment (generated from solutions/pNN/pNN.cu) is what a learner reads
+    # first: it names the lesson in English and in Korean, and both pages exist.
+    header = path.read_text(encoding="utf-8").split("#include", 1)[0]
+    for page in ("README.md", "README.ko.md"):
+        name = "puzzles/%s/%s" % (path.parent.name, page)
+        assert name in header, "%s's header comment does not name %s" % (path.relative_to(ROOT), name)
+        assert (ROOT / name).is_file(), name
+
+
+def test_there_are_learner_files():
+    assert {"p12", "p13", "p14", "p29"} <= {p.parent.name for p in LEARNER_FILES}
