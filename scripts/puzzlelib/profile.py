@@ -352,7 +352,7 @@ def change(prev: VariantProfile, cur: VariantProfile) -> str:
     if better:
         parts.append(say(better))
     if worse and (better is None or worse[0] > 2):
-        parts.append(tr("but {change}").format(change=say(worse)))
+        parts.append(tr("but {change}").format(change=say(worse)) if parts else say(worse))
     return "; ".join(parts) if parts else tr("no counter changed by more than 5% (what did change is not counted: "
                                              "arithmetic, branches and loop tests touch no memory)")
 
