@@ -606,6 +606,7 @@ def test_help_and_usage_errors_in_korean(fake_profiled):
     assert HANGUL.search(help_text) and english_runs(help_text) == [], english_runs(help_text)
     for flag in ("--n N", "--tpb T", "--seed S", "--backend cpu", "--json FILE", "--html FILE", "--lang"):
         assert flag in help_text
+    assert display_width_ok(help_text.splitlines()) == []
     r = run_cli("profile", "--lang", "ko", root=root)
     assert r.returncode == 2 and english_runs(r.stderr.splitlines()[0]) == [], r
     r = run_cli("profile", "p99", "--lang", "ko", root=root)
