@@ -32,7 +32,7 @@ MAX_CELLS = 1024
 COLLAPSE_ABOVE = 16  # more active threads than this: threads that do the same are one line
 
 TRACE_HELP = """\
-usage: {prog} trace pNN --VARIANT [--solution] [--n N --tpb T] [--seed S] [--blockidx B] [--html FILE] [--lang en|ko]
+usage: {prog} trace pNN --VARIANT [--solution] [--n N --tpb T] [--seed S] [--blockidx B] [--html FILE] [--lang L]
 
 Run one small case on the CPU simulator and show, for every kernel launch and every barrier
 interval of one block, what each thread read and wrote in shared memory, the shared arrays after
@@ -42,8 +42,8 @@ Warp collectives and cuda::barrier phases are steps of their own.
   --VARIANT          which variant (see `{prog} run pNN --help`)
   --solution         trace the reference solution instead of your file
   --n N, --tpb T     this size instead of the show input (at most {threads} threads per block)
-  --seed S           a random input, the one `{prog} run pNN --VARIANT --seed S` runs (with --n
-                     and --tpb, of that size): the replay line of `check` and `run` traces as it is
+  --seed S           a random input: the one `run pNN --VARIANT --seed S` runs (with --n and
+                     --tpb, of that size), so that a replay line of `check` or `run` traces as it is
   --backend cpu      accepted as the replay line has it: trace always runs the CPU simulator
   --blockidx B       the block to follow, its blockIdx.x (default 0)
   --html FILE        also write the trace as one web page (a grid per launch: a row per step,
