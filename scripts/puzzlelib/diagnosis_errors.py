@@ -70,15 +70,14 @@ def postscript(d: dict) -> List[str]:
     found it, when not the first, and the memory checker's own report of the same run."""
     f = facts(d)
     lines = []
-    if f.get("schedule"):
-        lines.append("  " + tr("(found while running the '{schedule}' thread schedule)").format(schedule=f["schedule"]))
+    if f.get("found_in_schedule"):
+        lines.append("  " + tr("(found while running the '{schedule}' thread schedule)").format(
+            schedule=f["found_in_schedule"]))
     also = f.get("also")
     if isinstance(also, dict) and also.get("kind"):
         also.setdefault("facts", {})
-        nested = render(also)
-        if nested:
-            lines.append("  " + tr("The memory checker also found:"))
-            lines += ["    " + l for l in nested]
+        lines.append("  " + tr("The memory checker also found:"))
+        lines += ["    " + l for l in render(also) or [also["kind"]]]
     return lines
 
 

@@ -310,11 +310,11 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     if (!g.sample.empty()) unchecked_writes_done(before);
     if (g.err.code) {
       g.err.diagnosis.interleaved = g.interleave;
-      // "schedule": the thread schedule that found it, when not the first (checked) one; "also":
+      // "found_in_schedule": the thread schedule that found it, when not the first (checked) one; "also":
       // the memory checker's own diagnosis of the same run, a whole record.
       if (count > 1 && !g.checking) {
         g.err.message += strf("\n  (found while running the '%s' thread schedule)", schedule_name(g.schedule));
-        g.err.diagnosis.facts.set("schedule", schedule_name(g.schedule));
+        g.err.diagnosis.facts.set("found_in_schedule", schedule_name(g.schedule));
       }
       if (!found.empty()) {
         g.err.diagnosis.facts.set_json("also", record_json(checked, found));
