@@ -96,7 +96,7 @@ def _argument_reason(f: dict) -> str:
 def _host_copy_reason(f: dict, detail: str) -> str:
     if f.get("case") == "managed_read":
         return tr("the launcher copied device memory to the host (a read of cudaMallocManaged memory in host code)")
-    return REASONS["host_copy_in_launcher"] % {"detail": f.get("how") or detail}
+    return tr(REASONS["host_copy_in_launcher"]) % {"detail": f.get("how") or detail}
 
 
 # The reasons that depend on the situation, worded from the record's facts (never from its

@@ -192,7 +192,7 @@ __global__ void calls_exit(int* out) {
 }
 
 __global__ void throws(int* out) {
-  if (threadIdx.x == 2) throw std::runtime_error("index 9 is out of range");
+  if (threadIdx.x == 2) throw std::runtime_error("bad_index: 9");
   out[threadIdx.x] = 1;
 }
 
