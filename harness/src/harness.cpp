@@ -127,9 +127,24 @@ std::vector<float> random_floats(size_t n, uint64_t seed, float lo, float hi) {
 
 // ---- errors ---------------------------------------------------------------------------------
 
+// A failed CUDA call as data, for the CLI's reason (scripts/puzzlelib/explain.py reads it; the
+// `error:` line above it is for a person running the binary): one line, `HARNESS_ERROR {json}`, with
+// "case" ("call": a checked call, "kernels": a launch or a kernel), "call" (the API function, the
+// first word of `what`), "what", "site" (call only) and the CUDA error's "error" (its name).
+static void report_failed_call(const char* kase, const char* what, const char* file, int line, cudaError_t e) {
+  const std::string w = what ? what : "";
+  std::string json = "{\"case\": " + json_string(kase) + ", \"call\": " + json_string(w.substr(0, w.find(' '))) +
+                     ", \"what\": " + json_string(w) + ", \"error\": " + json_string(cudaGetErrorName(e));
+  if (file) json += ", \"site\": " + json_string(std::string(file) + ":" + std::to_string(line));
+  std::fflush(stderr);
+  std::printf("HARNESS_ERROR %s}\n", json.c_str());
+  std::fflush(stdout);
+}
+
 void check(cudaError_t e, const char* what, const char* file, int line) {
   if (e == cudaSuccess) return;
   std::fprintf(stderr, "error: %s failed at %s:%d: %s (%s)\n", what, file, line, cudaGetErrorString(e), cudaGetErrorName(e));
+  report_failed_call("call", what, file, line, e);
   print_result("error", -1);
   std::exit(4);
 }
@@ -142,6 +157,7 @@ void check_kernels(const char* what) {
   if (e == cudaErrorInvalidConfiguration)
     std::fprintf(stderr, "  Check the <<<blocks, threads, shared bytes>>> of each launch: at most 1024 threads per block, at "
                          "least one block, at most 48 KiB of shared memory.\n");
+  report_failed_call("kernels", what, nullptr, 0, e);
   print_result("error", -1);
   std::exit(4);
 }

@@ -17,6 +17,8 @@ import time
 from typing import Callable, List, Optional
 
 RESULT_RE = re.compile(r"RESULT (\{.*\})\s*$")
+# The harness's report of a failed CUDA call, as data (harness.cpp, report_failed_call).
+HARNESS_ERROR_RE = re.compile(r"^HARNESS_ERROR (\{.*\})\s*$")
 MAX_KEPT_LINES = 4000
 
 # Verdict kinds used by run/check/list.
@@ -30,7 +32,16 @@ class Outcome:
                  result: Optional[dict], timed_out: bool, seconds: float):
         self.cmd = cmd
         self.returncode = returncode
-        self.lines = lines  # output without the RESULT line
+        # output without the RESULT line and the harness's HARNESS_ERROR line, which is kept as data:
+        # {"case": "call"|"kernels", "call", "what", "error", "site"} (harness.cpp), or None
+        self.harness_error = None
+        self.lines = []
+        for line in lines:
+            failed = parse_harness_error(line)
+            if failed is None:
+                self.lines.append(line)
+            else:
+                self.harness_error = failed
         self.result = result
         self.timed_out = timed_out
         self.seconds = seconds
@@ -132,6 +143,18 @@ def parse_result_line(line: str):
     return line[:m.start()], data
 
 
+def parse_harness_error(line: str) -> Optional[dict]:
+    """The data of a `HARNESS_ERROR {json}` line, or None for any other line."""
+    m = HARNESS_ERROR_RE.match(line)
+    if not m:
+        return None
+    try:
+        data = json.loads(m.group(1))
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 # addr2line's "(discriminator 1)" tells a learner nothing about the line it follows.
 DISCRIMINATOR_RE = re.compile(r" \(discriminator \d+\)")
 
@@ -187,7 +210,7 @@ def run_driver(cmd: List[str], timeout: float,
                 if not text.strip():
                     continue
             kept.append(text)
-            if on_line:
+            if on_line and parse_harness_error(text) is None:  # data for the Outcome, not for the learner
                 on_line(text)
         proc.stdout.close()
 

@@ -15,9 +15,11 @@ from typing import List, Optional
 from .driver import ERROR, RACE, Outcome
 from .messages import tr
 
-# The short reason of each kind; MESSAGE: the kind has none of its own, and the reason is
-# "kernel error: " and the start of the simulator's message. A race reason replaces the verdict's
-# generic one ("race: result depends on thread order") when the run ended in a race.
+# The short reason of each kind. A race reason replaces the verdict's generic one ("race: result
+# depends on thread order") when the run ended in a race. Where the situation says more than the
+# kind, FACT_REASONS words the reason from the record's facts (below), and the entry here is the
+# reason of a record without them. MESSAGE: no kind uses it any more (a reason used to be the start
+# of the simulator's English message).
 MESSAGE = None
 REASONS = {
     "deadlock": "deadlock",
@@ -37,7 +39,7 @@ REASONS = {
     "warp_lane_returned": "warp misuse: a shuffle reads a lane that has returned",
     "warp_mask_without_self": "warp misuse: a lane calls with a mask without itself",
     "warp_misuse": "warp misuse",
-    "cuda_barrier_misuse": MESSAGE,
+    "cuda_barrier_misuse": "cuda::barrier misuse",
     "stack_overflow": "stack overflow",
     "null_dereference": "crash: null pointer dereference",
     "use_after_free": "crash: use after free",
@@ -46,15 +48,66 @@ REASONS = {
     "crash_device": "crash: invalid memory access",
     "arithmetic": "crash: arithmetic error (division by zero?)",
     "out_of_memory": "out of memory",
-    "shared_arena_full": MESSAGE,
-    "shared_memory_limit": MESSAGE,
-    "bad_pointer_argument": MESSAGE,
-    "exception": MESSAGE,
+    "shared_arena_full": "too many __shared__ variables for the simulator",
+    "shared_memory_limit": "more than 48 KiB of shared memory per block",
+    "bad_pointer_argument": "a kernel argument is not device memory",
+    "exception": "a C++ exception escaped the kernel",
     "device_code_from_host": "device code called from host code",
     # The simulator's run-time form of nvcc's error, for kernels that call exit, fopen, system, ...
     "host_call": "device code calls the host function %(detail)s",
     # The harness forbids it while a case runs: the answer must come from the kernels.
     "host_copy_in_launcher": "the launcher copied device memory to the host (%(detail)s)",
+}
+
+
+def _cuda_barrier_reason(f: dict) -> str:
+    c = f.get("case")
+    if c == "uninitialised":
+        return tr("cuda::barrier misuse: {call} before init()").format(call=f.get("call", "?"))
+    if c == "init_count":
+        return tr("cuda::barrier misuse: init() with a count of {expected}").format(expected=f.get("expected", "?"))
+    if c == "arrive_count":
+        return tr("cuda::barrier misuse: arrive({update}) with {pending} arrivals left").format(
+            update=f.get("update", "?"), pending=f.get("pending", "?"))
+    if c == "token":
+        return tr("cuda::barrier misuse: wait() with a token arrive() did not return")
+    return tr(REASONS["cuda_barrier_misuse"])
+
+
+def _limit_reason(f: dict) -> str:
+    if "declared" in f:
+        return tr("more than 48 KiB of shared memory per block ({bytes} bytes)").format(
+            bytes=int(f.get("declared") or 0) + int(f.get("dynamic") or 0))
+    return tr(REASONS["shared_memory_limit"])
+
+
+def _arena_reason(f: dict) -> str:
+    if "count" in f:
+        return tr("too many __shared__ variables for the simulator ({count})").format(count=f["count"])
+    return tr(REASONS["shared_arena_full"])
+
+
+def _argument_reason(f: dict) -> str:
+    if "argument" in f:
+        return tr("kernel argument {argument} is not device memory").format(argument=f["argument"])
+    return tr(REASONS["bad_pointer_argument"])
+
+
+def _host_copy_reason(f: dict, detail: str) -> str:
+    if f.get("case") == "managed_read":
+        return tr("the launcher copied device memory to the host (a read of cudaMallocManaged memory in host code)")
+    return tr(REASONS["host_copy_in_launcher"]) % {"detail": f.get("how") or detail}
+
+
+# The reasons that depend on the situation, worded from the record's facts (never from its
+# message): kind -> function(facts, detail).
+FACT_REASONS = {
+    "cuda_barrier_misuse": lambda f, detail: _cuda_barrier_reason(f),
+    "shared_memory_limit": lambda f, detail: _limit_reason(f),
+    "shared_arena_full": lambda f, detail: _arena_reason(f),
+    "bad_pointer_argument": lambda f, detail: _argument_reason(f),
+    "exception": lambda f, detail: tr(REASONS["exception"]),
+    "host_copy_in_launcher": _host_copy_reason,
 }
 RACE_OTHER = "race: reported by the simulator"
 # The reason of a kind where the run that found it had blocks take turns side by side (the
@@ -66,11 +119,12 @@ INTERLEAVED_REASONS = {
     "race_schedule": "race: result depends on how blocks interleave",
 }
 
-# The harness reports a failed CUDA call as "error: <what> failed at ..." (harness/src/harness.cpp);
-# that text is the harness's own, from a process that has no simulator diagnosis to give.
-HARNESS_ERROR = re.compile(r"^\s*error: (.*?)(?: failed at | a kernel launch or a kernel failed)")
 # What the C++ runtime and the OS print when the address-space limit of `grade` is hit: neither
-# is the simulator, so no diagnosis names it.
+# is the simulator, so no diagnosis names it. The one regular expression over a program's text
+# left in scripts/: that text (std::bad_alloc's what(), the loader's "cannot allocate memory")
+# comes from the C++ runtime and the OS, which the project does not control and which report
+# nothing as data; a failed CUDA call, which the harness does control, comes as data
+# (Outcome.harness_error, the harness's `HARNESS_ERROR {json}` line).
 OOM_TEXT = re.compile(r"std::bad_alloc|out of memory|cannot allocate memory|MemoryAllocation", re.I)
 
 
@@ -83,10 +137,10 @@ def diagnosis_reason(d: Optional[dict]) -> Optional[str]:
         return INTERLEAVED_REASONS[kind]
     if kind not in REASONS:
         return "kernel error: " + kind
-    reason = REASONS[kind]
-    if reason is MESSAGE:
-        return "kernel error: " + shorten(str(d.get("message") or kind), 60)
-    return reason % {"detail": d.get("detail") or "?"}
+    if kind in FACT_REASONS:
+        f = d.get("facts")
+        return FACT_REASONS[kind](f if isinstance(f, dict) else {}, d.get("detail") or "?")
+    return REASONS[kind] % {"detail": d.get("detail") or "?"}
 
 
 def race_reason(outcome: Outcome) -> str:
@@ -100,12 +154,11 @@ def simulator_reason(outcome: Outcome) -> Optional[str]:
     reason = diagnosis_reason(outcome.diagnosis)
     if reason is not None:
         return reason
-    for line in outcome.lines:
-        if "a kernel launch or a kernel failed" in line:
+    failed = getattr(outcome, "harness_error", None)  # the harness's report of a failed CUDA call
+    if isinstance(failed, dict):
+        if failed.get("case") == "kernels":
             return "kernel launch failed"
-        m = HARNESS_ERROR.match(line)
-        if m:
-            return "CUDA call failed: " + shorten(m.group(1), 40)
+        return "CUDA call failed: %s (%s)" % (failed.get("call") or "?", failed.get("error") or "?")
     return None
 
 

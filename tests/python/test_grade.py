@@ -789,7 +789,7 @@ def diagnosed(code, kind, detail=None, message="m", interleaved=False):
     ("crash_host", None, "crash in host code"),
     ("out_of_memory", None, "out of memory"),
     ("host_call", "fopen", "device code calls the host function fopen"),
-    ("exception", None, "kernel error: something new"),
+    ("exception", None, "a C++ exception escaped the kernel"),
 ])
 def test_error_reasons(kind, detail, reason):
     assert grade_run.explain(diagnosed(4, kind, detail, "something new")) == reason
@@ -801,8 +801,18 @@ def test_error_reasons_other_kinds():
     assert grade_run.explain(fake_outcome(-6, ["terminate called after throwing an instance of 'std::bad_alloc'"]),
                              memory=64 << 20) == "out of memory (limit 64 MiB)"
     assert grade_run.explain(fake_outcome(-11, [])) == "crashed (SIGSEGV)"
-    assert grade_run.explain(fake_outcome(4, ["error: p14: a kernel launch or a kernel failed: x"],
+    # A failed CUDA call comes from the harness as data (harness.cpp, report_failed_call), not as text.
+    assert grade_run.explain(fake_outcome(4, ["error: p14: a kernel launch or a kernel failed: x",
+                                              'HARNESS_ERROR {"case": "kernels", "call": "p14", "what": "p14", '
+                                              '"error": "cudaErrorLaunchFailure"}'],
                                           {"verdict": "error"})) == "kernel launch failed"
+    assert grade_run.explain(fake_outcome(4, ["error: cudaMalloc failed at x.cu:3: out of memory (cudaErrorMemoryAllocation)",
+                                              'HARNESS_ERROR {"case": "call", "call": "cudaMalloc", "what": "cudaMalloc", '
+                                              '"error": "cudaErrorMemoryAllocation", "site": "x.cu:3"}'],
+                                          {"verdict": "error"})) == "CUDA call failed: cudaMalloc (cudaErrorMemoryAllocation)"
+    # The harness's English text alone names nothing.
+    assert grade_run.explain(fake_outcome(4, ["error: p14: a kernel launch or a kernel failed: x"],
+                                          {"verdict": "error"})) == "kernel error"
     assert grade_run.explain(fake_outcome(4, ["no diagnostic"], {"verdict": "error"})) == "kernel error"
     # The reason comes from the diagnosis, never from the message's words.
     assert grade_run.explain(fake_outcome(4, ["cudasim: error: deadlock in kernel k"], {"verdict": "error"})) == \

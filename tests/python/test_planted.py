@@ -8,6 +8,8 @@ Each file starts with a header that says what it plants and how it must be caugh
     // why: Kogge-Stone without the read/write split
     // also: write at \S*p14\.cu:\d+     (optional, repeatable: more patterns the output must match)
     // env: CUDASIM_WORKERS=1            (optional: environment of the check run)
+    // advice: divergence_returned_early (optional, repeatable: the advice rule its diagnosis must choose,
+                                          tests/python/test_advice_*.py)
 
 CTest builds each file into build/bin/planted_<puzzle>_<name>_cpu (tests/CMakeLists.txt).
 """
@@ -26,15 +28,15 @@ import plant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = sorted((ROOT / "tests" / "planted").glob("*/*.plant"))
-HEADER = re.compile(r"^//\s*(planted|expect|match|why|also|env):\s*(.*?)\s*$")
+HEADER = re.compile(r"^//\s*(planted|expect|match|why|also|env|advice):\s*(.*?)\s*$")
 
 
 def header(path):
-    fields = {"also": [], "env": {}}
+    fields = {"also": [], "env": {}, "advice": []}
     for line in path.read_text(encoding="utf-8").splitlines()[:12]:
         m = HEADER.match(line)
-        if m and m.group(1) == "also":
-            fields["also"].append(m.group(2))
+        if m and m.group(1) in ("also", "advice"):
+            fields[m.group(1)].append(m.group(2))
         elif m and m.group(1) == "env":
             k, _, v = m.group(2).partition("=")
             fields["env"][k.strip()] = v.strip()
@@ -62,7 +64,7 @@ def test_planted_file_is_one_small_edit_with_a_complete_header(path):
     h = {m.group(1): m.group(2) for m in keys}
     n_header = 4
     while n_header < len(lines) and HEADER.match(lines[n_header]):
-        assert HEADER.match(lines[n_header]).group(1) in ("also", "env"), lines[n_header]
+        assert HEADER.match(lines[n_header]).group(1) in ("also", "env", "advice"), lines[n_header]
         n_header += 1
     assert list(h) == ["planted", "expect", "match", "why"]
     assert h["expect"] in ("fail", "race", "error"), h["expect"]

@@ -17,7 +17,8 @@ static void check_cbar(Worker& w, Thread& t, CBarState* b, const char* what, con
     thread_fault(w, t, Kind::cuda_barrier_misuse,
                  strf("cuda::barrier misuse at %s: %s: %s on a barrier that was never initialised.\n"
                       "  Call init(&bar, count) once (e.g. from thread 0), then __syncthreads(), before any thread uses it.",
-                      where(file, line).c_str(), who(w, t).c_str(), what));
+                      where(file, line).c_str(), who(w, t).c_str(), what),
+                 where(file, line), "", Facts().set("case", "uninitialised").set("call", what));
 }
 
 void cbar_init(CBarState* b, long expected, const char* file, int line) {
@@ -26,7 +27,8 @@ void cbar_init(CBarState* b, long expected, const char* file, int line) {
   if (expected <= 0 || expected > 1024)
     thread_fault(*w, self_thread(), Kind::cuda_barrier_misuse,
                  strf("cuda::barrier misuse at %s: %s: init() with an expected count of %ld; a block barrier counts between 1 "
-                      "and 1024 threads.", where(file, line).c_str(), who(*w, self_thread()).c_str(), expected));
+                      "and 1024 threads.", where(file, line).c_str(), who(*w, self_thread()).c_str(), expected),
+                 where(file, line), "", Facts().set("case", "init_count").set("expected", (long long)expected));
   b->magic = kCBarMagic;
   b->expected = (int32_t)expected;
   b->pending = (int32_t)expected;
@@ -45,7 +47,10 @@ uint64_t cbar_arrive(CBarState* b, long update, bool drop, const char* file, int
     thread_fault(w, t, Kind::cuda_barrier_misuse,
                  strf("cuda::barrier misuse at %s: %s: arrive(%ld) when only %d arrival%s remain in this phase (the barrier was "
                       "initialised for %d at %s).", where(file, line).c_str(), who(w, t).c_str(), update, b->pending,
-                      b->pending == 1 ? "" : "s", b->expected, where(b->init_file, b->init_line).c_str()));
+                      b->pending == 1 ? "" : "s", b->expected, where(b->init_file, b->init_line).c_str()),
+                 where(file, line), "",
+                 Facts().set("case", "arrive_count").set("update", (long long)update).set("pending", b->pending)
+                     .set("expected", b->expected).set("init_site", where(b->init_file, b->init_line)));
   uint64_t token = b->phase;
   if (drop) --b->expected;
   b->pending -= (int32_t)update;
@@ -75,7 +80,8 @@ void cbar_wait(CBarState* b, uint64_t token, const char* file, int line) {
   check_cbar(w, t, b, "wait()", file, line);
   if (token == ~0ull || token > b->phase)
     thread_fault(w, t, Kind::cuda_barrier_misuse, strf("cuda::barrier misuse at %s: %s: wait() with a token that arrive() did not return.",
-                                       where(file, line).c_str(), who(w, t).c_str()));
+                                       where(file, line).c_str(), who(w, t).c_str()),
+                 where(file, line), "", Facts().set("case", "token"));
   if (token < b->phase) {  // that phase has completed already
     Observers::cbar_waited(w, t, b, token);
     return;

@@ -60,7 +60,8 @@ static void refuse_in_device_code(const char* function, void* return_address) {
                "ends with `return`, hands its results back through its output buffers, and may print with printf.",
                at.empty() ? "" : " at ", at.c_str(), describe_current_thread().c_str(), function, site.kernel);
   }
-  thread_fault_ext(*w, *reinterpret_cast<Thread*>(tl_thread), Kind::host_call, msg, at, function);
+  thread_fault_ext(*w, *reinterpret_cast<Thread*>(tl_thread), Kind::host_call, msg, at, function,
+                   Facts().set("function", function));
 }
 
 }  // namespace detail

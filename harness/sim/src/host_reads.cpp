@@ -26,6 +26,7 @@ void device_to_host_copy(size_t bytes, const char* how, const char* file, int li
   Diagnosis d{Kind::host_copy_in_launcher};
   d.sites.push_back(where(file, line));
   d.detail = how;
+  d.facts.set("case", "copy").set("bytes", bytes).set("how", how);
   fatal(d, strf("the launcher copied %zu byte%s of device memory to the host (%s) at %s.\n"
                 "  A puzzle's answer must be computed by its kernels: the driver reads the output buffer itself after the "
                 "launcher returns, so the launcher has no reason to read device memory, and an answer computed on the CPU "

@@ -282,6 +282,13 @@ std::string where(const char* file, int line);
 std::string dim_str(uint3 v, dim3 extent);  // "5" for 1-D extents, "(x, y, z)" otherwise
 std::string ranges(const std::vector<unsigned>& ids);  // "0-3, 8, 10-15"
 std::string kernel_str(const LaunchSite& s);
+// The facts of a diagnosis record (diagnosis.h) that say which launch: "kernel", "launch_site", and
+// the launch's shape, "grid_dim" and "block_dim" (a front end writes an index as 5 in a 1-D launch
+// and (5, 0, 0) otherwise, like dim_str).
+void launch_facts(Facts& f, const LaunchSite& s, dim3 grid, dim3 block);
+void launch_facts(Facts& f, const Grid& g);
+// Thread indices as JSON ranges, the record's form of ranges(): [[0, 3], [8, 8], [10, 15]].
+std::string ranges_json(const std::vector<unsigned>& ids);
 
 // The worker pool (workers.cpp) and its counters.
 void run_grid(Grid& g);
@@ -328,6 +335,9 @@ inline bool alloc_untyped(const Alloc& a) { return a.elem <= 1 && !a.type; }
 // "" for an address in its pages (canaries and slack), where the index says enough.
 std::string alloc_distance(const Alloc& a, uintptr_t p);
 std::string alloc_str(const Alloc& a);
+// The buffer as a diagnosis fact: {"id", "bytes", "site", "api" ("cudaMalloc"/"cudaMallocManaged"),
+// "elements" and "type" when typed} or, for a __device__ variable (id 0), {"id": 0, "name", "bytes", "site"}.
+std::string alloc_json(const Alloc& a);
 // For a faulting address: a description of what it hits (guard page, freed buffer...), or "".
 // *kind, when given, becomes out_of_bounds or use_after_free for an address the description names.
 std::string describe_address(uintptr_t addr, Kind* kind = nullptr);
@@ -370,12 +380,15 @@ void open_managed_for_host(const Alloc& a);
 // Reporting (report.cpp).
 void report_kernel_error(const ErrorRec& e);  // prints, then exits or throws per ErrorMode
 [[noreturn]] void fatal(const Diagnosis& d, const std::string& message);
+// The simulator itself ran out of memory: `what` ("thread_stack", "stack", "shadow_memory",
+// "shared_memory") is the diagnosis's fact of what it could not allocate.
+[[noreturn]] void out_of_memory(const char* what, const std::string& message);
 void install_crash_handlers();
 void watchdog_start();
 // Records an error of the running thread t (its block and thread go into the diagnosis, with the
 // site and detail when given) and parks it for good.
 [[noreturn]] void thread_fault_ext(Worker& w, Thread& t, Kind kind, const std::string& msg, const std::string& site = "",
-                                   const std::string& detail = "");
+                                   const std::string& detail = "", const Facts& facts = Facts());
 std::string describe_current_thread();  // "kernel K, block b, thread t" or ""
 
 // Symbols (symbols.cpp).
@@ -387,6 +400,13 @@ std::vector<std::string> learner_lines(const std::vector<void*>& pcs);
 // addr2line's "function at file:line" for a code address, then an "(inlined by) ..." line per
 // caller, with paths relative to the working directory; "" when unknown.
 std::string source_of(void* pc);
+// The same, frame by frame (innermost first), as text and as a diagnosis fact (frames_json).
+struct SourceFrame {
+  std::string function, site;
+};
+std::vector<SourceFrame> source_frames(void* pc);
+std::string source_text(const std::vector<SourceFrame>& frames);
+std::string frames_json(const std::vector<SourceFrame>& frames);
 std::string line_of_source(std::string s);  // the "file:line" of source_of's first line, or ""
 // The user's file for a path of cu2cpp's output (a file that starts `#line 1 "<user's file>"`), with
 // *line moved back over that directive; other paths unchanged.

@@ -207,6 +207,10 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
       Diagnosis diag{Kind::bad_pointer_argument};
       std::string d = describe_address(reinterpret_cast<uintptr_t>(p), &diag.kind);
       diag.sites.push_back(where(site.file, site.line));
+      // "argument": its place from 1; "address": its value. A pointer into the device arena that no
+      // live buffer holds is an out-of-bounds or freed address (describe_address chose the kind).
+      launch_facts(diag.facts, site, grid, block);
+      diag.facts.set("case", "argument").set("argument", ptr_args[i].index + 1).set("address", strf("%p", p));
       ErrorRec e{diag,
                  strf("%s: argument %d of the kernel is %p, which is not device memory%s%s.\n"
                       "  A kernel can only dereference memory from cudaMalloc: copy host data there with cudaMemcpy and pass the "
@@ -306,9 +310,14 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     if (!g.sample.empty()) unchecked_writes_done(before);
     if (g.err.code) {
       g.err.diagnosis.interleaved = g.interleave;
-      if (count > 1 && !g.checking)
+      // "found_in_schedule": the thread schedule that found it, when not the first (checked) one; "also":
+      // the memory checker's own diagnosis of the same run, a whole record.
+      if (count > 1 && !g.checking) {
         g.err.message += strf("\n  (found while running the '%s' thread schedule)", schedule_name(g.schedule));
+        g.err.diagnosis.facts.set("found_in_schedule", schedule_name(g.schedule));
+      }
       if (!found.empty()) {
+        g.err.diagnosis.facts.set_json("also", record_json(checked, found));
         // The second report is part of the first: indent it under "also found".
         std::string indented;
         size_t at = 0;

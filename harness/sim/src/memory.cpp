@@ -111,6 +111,15 @@ std::string alloc_str(const Alloc& a) {
   return strf("buffer #%d (%zu bytes, %s at %s)", a.id, a.bytes, api, where(a.file, a.line).c_str());
 }
 
+std::string alloc_json(const Alloc& a) {
+  const std::string site = json_quote(where(a.file, a.line));
+  if (a.id == 0) return strf("{\"id\": 0, \"name\": %s, \"bytes\": %zu, \"site\": %s}", json_quote(a.type ? a.type : "?").c_str(), a.bytes, site.c_str());
+  std::string r = strf("{\"id\": %d, \"bytes\": %zu, \"api\": \"%s\", \"site\": %s", a.id, a.bytes,
+                       is_managed_alloc(&a) ? "cudaMallocManaged" : "cudaMalloc", site.c_str());
+  if (a.type && a.elem > 1) r += strf(", \"elements\": %zu, \"type\": %s", a.bytes / a.elem, json_quote(a.type).c_str());
+  return r + "}";
+}
+
 // Called from the crash handler too: takes no lock (the faulting thread may be in the runtime).
 std::string describe_address(uintptr_t addr, Kind* kind) {
   if (addr - g_arena_lo >= g_arena_len) return "";  // not device memory

@@ -88,6 +88,17 @@ std::string ranges(const std::vector<unsigned>& ids) {
   return out;
 }
 
+std::string ranges_json(const std::vector<unsigned>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    out += strf("%s[%u, %u]", out.empty() ? "" : ", ", ids[i], ids[j]);
+    i = j + 1;
+  }
+  return "[" + out + "]";
+}
+
 // ---- the diagnosis record -------------------------------------------------------------------------
 
 std::string json_quote(const std::string& s) {
@@ -129,6 +140,12 @@ std::string record_json(const Diagnosis& d, const std::string& message) {
 
 std::string kernel_str(const LaunchSite& s) { return strf("kernel %s (launched at %s)", s.kernel, where(s.file, s.line).c_str()); }
 
+void launch_facts(Facts& f, const LaunchSite& s, dim3 grid, dim3 block) {
+  f.set("kernel", s.kernel).set("launch_site", where(s.file, s.line));
+  f.set("grid_dim", uint3{grid.x, grid.y, grid.z}).set("block_dim", uint3{block.x, block.y, block.z});
+}
+void launch_facts(Facts& f, const Grid& g) { launch_facts(f, g.site, g.grid, g.block); }
+
 __thread int tl_own_calls = 0;
 
 void fatal(const Diagnosis& d, const std::string& message) {
@@ -145,6 +162,12 @@ void fatal(const Diagnosis& d, const std::string& message) {
   }
   std::fflush(stdout);
   _exit(kind_code(d.kind));
+}
+
+void out_of_memory(const char* what, const std::string& message) {
+  Diagnosis d{Kind::out_of_memory};
+  d.facts.set("what", what);
+  fatal(d, message);
 }
 
 void report_kernel_error(const ErrorRec& e) {
@@ -235,6 +258,7 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
     advice = kIndexAdvice;
   } else if ((overflow = stack_guard_hit(addr))) {
     diag.kind = Kind::stack_overflow;
+    diag.facts.set("stack_kb", options().stack_bytes / 1024);
     what = "stack overflow: the thread's local variables exceed the simulator's stack (set CUDASIM_STACK_KB to raise it)";
   } else {
     std::string d = describe_address(addr, &diag.kind);
@@ -253,6 +277,7 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
       }
       diag.kind = Kind::host_copy_in_launcher;
       diag.detail = "a read of cudaMallocManaged memory in host code";
+      diag.facts.set("case", "managed_read").set_json("buffer", alloc_json(*host_deref));
       what = "the launcher read managed memory (" + alloc_str(*host_deref) +
              ") in host code while the case ran. A puzzle's answer must be computed by its kernels: the driver reads the "
              "output itself after the launcher returns, and an answer computed on the CPU does not count. Leave the "
@@ -260,6 +285,7 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
              "kernel";
     } else if (host_deref) {
       diag.kind = Kind::crash_host;
+      diag.facts.set("case", "device_memory").set_json("buffer", alloc_json(*host_deref));
       what = "host code dereferenced device memory (" + alloc_str(*host_deref) +
              "). A device pointer is only valid inside kernels: copy the data to a host array with cudaMemcpy first";
     } else if (!d.empty()) {
@@ -269,21 +295,28 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
                    : kIndexAdvice;
     } else if (addr < 4096) {
       diag.kind = Kind::null_dereference;
+      diag.facts.set("address", strf("%p", si->si_addr));
       what = "null pointer dereference";
       advice = "A pointer the kernel used is null: check the arguments of the launch (every pointer must come from "
                "cudaMalloc, and be allocated before the launch) and any pointer the kernel computes or loads.";
     } else {
+      diag.facts.set("case", "not_device_memory").set("address", strf("%p", si->si_addr));
       what = strf("invalid access to address %p, which is not in any device buffer", si->si_addr);
       advice = "A kernel can only use device memory: pass pointers from cudaMalloc, not host arrays (copy the data over "
                "with cudaMemcpy), and check pointers the kernel computes or loads (an uninitialized one holds garbage).";
     }
   }
-  std::string src = source_of(pc);
+  // "frames": where it crashed, innermost first (the message's "at ..." lines); "in": "kernel" or
+  // "host", with the launch's facts for a kernel.
+  const std::vector<SourceFrame> frames = source_frames(pc);
+  std::string src = source_text(frames);
   if (!line_of_source(src).empty()) diag.sites.push_back(line_of_source(src));
+  diag.facts.set_json("frames", frames_json(frames)).set("in", thread.empty() ? "host" : "kernel");
   if (Worker* w = tl_worker; w && tl_thread && w->grid) {
     diag.has_block = true;
     diag.block = w->block.bid;
     diag.threads.push_back(tl_thread->tid);
+    launch_facts(diag.facts, *w->grid);
   }
   std::string msg = (diag.kind == Kind::host_copy_in_launcher ? std::string()
                      : thread.empty()                          ? std::string("crash in host code: ")
@@ -437,6 +470,21 @@ void watchdog_start() {
             if (hf) d.sites.push_back(where(hf, w->hot_line.load()));
             d.has_block = true;
             d.block = w->block.bid;
+            // "seconds" it ran; "state": "alone" (the last block running: of the "blocks" - 1 others,
+            // "finished" and "not_started"), "stuck" ("others" still running, linear indices as
+            // ranges) or "running"; "passes" of the barrier at the site, when it passed one.
+            if (g) launch_facts(d.facts, *g);
+            d.facts.set("case", "watchdog").set("seconds", (long long)(ran + 0.5)).set("blocks", blocks);
+            d.facts.set("state", alone ? "alone" : stuck ? "stuck" : "running");
+            if (alone) d.facts.set("finished", finished).set("not_started", not_started);
+            if (stuck) {
+              std::vector<unsigned> ids;
+              for (Worker* o : ws)
+                if (o != w && o->grid == g && o->block_start_ns.load()) ids.push_back(o->block_linear);
+              std::sort(ids.begin(), ids.end());
+              d.facts.set_json("others", ranges_json(ids));
+            }
+            if (hf) d.facts.set("passes", (long long)passes);
             fatal(d,
                   strf("runaway block in %s: block %s has run for %.0f s%s%s.%s", g ? kernel_str(g->site).c_str() : "a kernel",
                        dim_str(w->block.bid, w->block.gdim).c_str(), ran, state.c_str(), barrier.c_str(), what));
@@ -461,6 +509,10 @@ void watchdog_start() {
         const std::string site = runaway_site(*w, *t, p, &sampled);
         if (!site.empty()) d.sites.push_back(site);
         const bool looping = !site.empty() && sampled, last_access = !site.empty() && !sampled;
+        // "seconds" it ran; "site" the line it loops at ("where": "loop"), or the line of its last
+        // memory access ("where": "last_access"), or none ("where": "unknown").
+        if (g) launch_facts(d.facts, *g);
+        d.facts.set("seconds", (long long)(secs + 0.5)).set("where", looping ? "loop" : last_access ? "last_access" : "unknown");
         const std::string at = looping ? ", looping at " + site : last_access ? "; its last memory access was at " + site : "";
         fatal(d,
               strf("runaway thread in %s: block %s, thread %s has run for %.0f s without reaching a barrier or returning%s.\n"

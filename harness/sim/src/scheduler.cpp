@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 
 #include "scheduler.h"
@@ -30,20 +31,22 @@ static void link_order(Worker& w, unsigned n) {
 }
 
 // The diagnosis of an error in one block (the thread of the running block, when given).
-Diagnosis block_diagnosis(Kind kind, const Worker& w, const Thread* t, const std::string& site) {
+Diagnosis block_diagnosis(Kind kind, const Worker& w, const Thread* t, const std::string& site, Facts facts) {
   Diagnosis d;
   d.kind = kind;
   if (!site.empty()) d.sites.push_back(site);
   d.has_block = true;
   d.block = w.block.bid;
   if (t) d.threads.push_back(t->view.tid);
+  d.facts = std::move(facts);
+  if (w.grid) launch_facts(d.facts, *w.grid);
   return d;
 }
 
 // Records an error found by the running thread and parks it for good.
 [[noreturn]] void thread_fault(Worker& w, Thread& t, Kind kind, const std::string& msg, const std::string& site,
-                               const std::string& detail) {
-  Diagnosis d = block_diagnosis(kind, w, &t, site);
+                               const std::string& detail, const Facts& facts) {
+  Diagnosis d = block_diagnosis(kind, w, &t, site, facts);
   d.detail = detail;
   w.grid->fail(d, msg);
   t.st = St::Faulted;
@@ -51,8 +54,9 @@ Diagnosis block_diagnosis(Kind kind, const Worker& w, const Thread* t, const std
   for (;;) fiber_switch(t.fiber, w.idle.fiber);
 }
 
-void thread_fault_ext(Worker& w, Thread& t, Kind kind, const std::string& msg, const std::string& site, const std::string& detail) {
-  thread_fault(w, t, kind, msg, site, detail);
+void thread_fault_ext(Worker& w, Thread& t, Kind kind, const std::string& msg, const std::string& site, const std::string& detail,
+                      const Facts& facts) {
+  thread_fault(w, t, kind, msg, site, detail, facts);
 }
 
 std::string who(const Worker& w, const Thread& t) {
@@ -87,10 +91,13 @@ static void thread_entry(void* arg) {
     try {
       w.grid->invoke(w.grid->args);
     } catch (const std::exception& e) {
+      // "exception": what() of the exception, the program's own text.
       thread_fault(w, t, Kind::exception, strf("%s: a C++ exception escaped the kernel in %s: %s", kernel_str(w.grid->site).c_str(),
-                                           who(w, t).c_str(), e.what()));
+                                           who(w, t).c_str(), e.what()),
+                   "", "", Facts().set("case", "std").set("exception", e.what()));
     } catch (...) {
-      thread_fault(w, t, Kind::exception, strf("%s: an exception escaped the kernel in %s", kernel_str(w.grid->site).c_str(), who(w, t).c_str()));
+      thread_fault(w, t, Kind::exception, strf("%s: an exception escaped the kernel in %s", kernel_str(w.grid->site).c_str(), who(w, t).c_str()),
+                   "", "", Facts().set("case", "other"));
     }
     t.st = St::Exited;
     t.ready = kNotReady;
@@ -149,6 +156,18 @@ void device_misuse(const char* what, const char* file, int line) {
   Diagnosis d{Kind::device_code_from_host};
   if (file) d.sites.push_back(where(file, line));
   d.detail = what;
+  // "what": the code that was used, or for the callers that name no code, "case" says what they use.
+  static const struct {
+    const char* what;
+    const char* c;
+  } kPhrases[] = {{"a __shared__ variable", "shared_variable"},
+                  {"dynamic shared memory", "dynamic_shared"},
+                  {"tiled_partition(group, n) with n not a power of two from 1 to 32", "tile_size"}};
+  const char* c = "code";
+  for (const auto& p : kPhrases)
+    if (std::strcmp(what, p.what) == 0) c = p.c;
+  d.facts.set("case", c);
+  if (std::strcmp(c, "code") == 0) d.facts.set("what", what);
   fatal(d, strf("%s%s was used outside a kernel (in host code). Built-in variables and device synchronisation "
                           "exist only inside a __global__ function and the __device__ functions it calls.",
                           file ? (where(file, line) + ": ").c_str() : "", what));
@@ -243,6 +262,20 @@ void spin_limit(Worker& w, Thread& t, void* ra) {
                       : blocks == 1 ? std::string("the launch's only block")
                                     : strf("block %zu of %zu to start in the '%s' order, with %zu block%s before it finished and %zu not started",
                                          pos + 1, blocks, schedule_name(g.schedule), pos, pos == 1 ? "" : "s", blocks - 1 - pos);
+  // "state": "interleaved" (its facts: interleave_facts), "only" (the launch's only block) or "order":
+  // the block's place in the dispatch order ("position" of "blocks", in "schedule"), those before it
+  // finished ("finished") and the rest not started ("not_started").
+  Facts f;
+  f.set("case", "polls").set("polls", (long long)kSpinPolls).set("blocks", blocks);
+  if (w.il) {
+    f.set("state", "interleaved");
+    interleave_facts(w, f);
+  } else if (blocks == 1) {
+    f.set("state", "only");
+  } else {
+    f.set("state", "order").set("position", pos + 1).set("schedule", schedule_name(g.schedule));
+    f.set("finished", pos).set("not_started", blocks - 1 - pos);
+  }
   thread_fault(w, t, Kind::endless_wait,
                strf("runaway block in %s: %s waits for ever: it read the same global memory%s %u times in a row without "
                     "writing or reaching a barrier. Its block is %s, so no block that is running can change what it "
@@ -253,7 +286,7 @@ void spin_limit(Worker& w, Thread& t, void* ra) {
                     "an atomicAdd ticket, not from blockIdx), and check that every block writes what the others wait for, "
                     "the first one too.",
                     kernel_str(g.site).c_str(), who(w, t).c_str(), read_at.c_str(), kSpinPolls, state.c_str()),
-               site);
+               site, "", f);
 }
 
 long long device_clock() {
@@ -287,7 +320,7 @@ static void ensure_stacks(Worker& w, size_t n) {
   size_t sz = stack_span();
   while (w.stacks.size() < n) {
     void* m = mmap(nullptr, sz + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) fatal(Diagnosis{Kind::out_of_memory}, "the simulator could not allocate a thread stack (out of memory)");
+    if (m == MAP_FAILED) out_of_memory("thread_stack", "the simulator could not allocate a thread stack (out of memory)");
     mprotect(m, page, PROT_NONE);  // a stack overflow faults here instead of corrupting a neighbour
     w.stacks.push_back(static_cast<char*>(m) + page);
     w.stack_tops.push_back(stack_top(reinterpret_cast<uintptr_t>(w.stacks.back()), sz, unsigned(w.stacks.size() - 1)));
@@ -323,34 +356,73 @@ static void layout_threads(Worker& w, dim3 bd, unsigned n, Schedule schedule) {
   w.layout_schedule = schedule;
 }
 
-static std::string list_waiters(Worker& w, unsigned n, St st) {
-  // Groups threads by where they wait: "threads 0-3 wait at __syncthreads() at f:12".
-  std::vector<std::pair<std::string, std::vector<unsigned>>> groups;
+// The threads of the block in state `st`, grouped by where they wait (and by mask, in a warp call).
+struct WaitGroup {
+  std::string what, site;
+  unsigned mask;
+  std::vector<unsigned> ids;
+};
+static std::vector<WaitGroup> waiter_groups(Worker& w, unsigned n, St st) {
+  std::vector<WaitGroup> groups;
   for (unsigned i = 0; i < n; ++i) {
     Thread& t = w.threads[i];
     if (t.st != st) continue;
     const WaitSite at = wait_site(w, t);
-    std::string key = std::string(at.what ? at.what : "?");
-    if (st == St::AtWarp) key += strf(" (mask 0x%08x)", t.wait_mask);
-    key += " at " + where(at.file, at.line);
-    auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == key; });
-    if (it == groups.end()) groups.push_back({key, {i}});
-    else it->second.push_back(i);
+    const std::string what = at.what ? at.what : "?", site = where(at.file, at.line);
+    const unsigned mask = st == St::AtWarp ? t.wait_mask : 0;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.what == what && g.site == site && g.mask == mask; });
+    if (it == groups.end()) groups.push_back({what, site, mask, {i}});
+    else it->ids.push_back(i);
   }
+  return groups;
+}
+
+// "threads 0-3 wait in __syncthreads() at f:12", a line per group.
+static std::string list_waiters(Worker& w, unsigned n, St st) {
   std::string out;
-  for (auto& g : groups) {
-    bool many = g.second.size() > 1;
-    out += strf("    thread%s %s wait%s in %s\n", many ? "s" : "", ranges(g.second).c_str(), many ? "" : "s", g.first.c_str());
+  for (const WaitGroup& g : waiter_groups(w, n, st)) {
+    bool many = g.ids.size() > 1;
+    std::string key = g.what;
+    if (st == St::AtWarp) key += strf(" (mask 0x%08x)", g.mask);
+    out += strf("    thread%s %s wait%s in %s at %s\n", many ? "s" : "", ranges(g.ids).c_str(), many ? "" : "s", key.c_str(),
+                g.site.c_str());
   }
   return out;
 }
 
-static std::string list_exited(Worker& w, unsigned n) {
+// The same groups as facts: [{"threads": [[0, 3]], "call": "__syncthreads()", "site": "f:12"}, ...],
+// with "mask" for a warp call.
+static std::string waiters_json(Worker& w, unsigned n, St st) {
+  std::string out;
+  for (const WaitGroup& g : waiter_groups(w, n, st)) {
+    out += (out.empty() ? "{" : ", {") + std::string("\"threads\": ") + ranges_json(g.ids) + ", \"call\": " + json_quote(g.what) +
+           ", \"site\": " + json_quote(g.site);
+    if (st == St::AtWarp) out += strf(", \"mask\": %u", g.mask);
+    out += "}";
+  }
+  return "[" + out + "]";
+}
+
+static std::vector<unsigned> exited_ids(Worker& w, unsigned n) {
   std::vector<unsigned> ids;
   for (unsigned i = 0; i < n; ++i)
     if (w.threads[i].st == St::Exited) ids.push_back(i);
+  return ids;
+}
+
+static std::string list_exited(Worker& w, unsigned n) {
+  std::vector<unsigned> ids = exited_ids(w, n);
   if (ids.empty()) return "";
   return strf("    thread%s %s %s returned\n", ids.size() > 1 ? "s" : "", ranges(ids).c_str(), ids.size() > 1 ? "have" : "has");
+}
+
+// Who waits where when a block cannot go on: "at_barrier" (groups at __syncthreads()), "waiting"
+// (groups in `st`, a warp call or a cuda::barrier, unless it is the block barrier) and "exited".
+static Facts waiter_facts(Worker& w, unsigned n, St st, Facts f = Facts()) {
+  if (st != St::AtBarrier) f.set_json("waiting", waiters_json(w, n, st));
+  f.set_json("at_barrier", waiters_json(w, n, St::AtBarrier));
+  f.set_json("exited", ranges_json(exited_ids(w, n)));
+  return f;
 }
 
 // Why a released __syncthreads() cannot let its threads go on: a loop around it that never ends
@@ -359,6 +431,7 @@ static std::string list_exited(Worker& w, unsigned n) {
 struct BarrierProblem {
   Kind kind;
   std::string text;
+  Facts facts;
 };
 // A __syncthreads() is about to release: false, or true with *problem filled in.
 static bool barrier_release_problem(Worker& w, unsigned n, const char* file, int line, BarrierProblem* problem) {
@@ -382,7 +455,8 @@ static bool barrier_release_problem(Worker& w, unsigned n, const char* file, int
     *problem = {Kind::runaway_barrier,
                 strf("block %s passed the barrier at %s %llu times: a loop around it never ends (its condition never changes, "
                      "e.g. a stride multiplied by 1 or an index that is not incremented).\n  CUDASIM_MAX_BARRIERS sets the limit.",
-                     dim_str(w.block.bid, w.block.gdim).c_str(), where(file, line).c_str(), (unsigned long long)s->count)};
+                     dim_str(w.block.bid, w.block.gdim).c_str(), where(file, line).c_str(), (unsigned long long)s->count),
+                Facts().set("passes", (long long)s->count).set("limit", (long long)options().max_barrier_passes)};
     return true;
   }
   if (w.exited == 0) return false;
@@ -407,12 +481,20 @@ static bool barrier_release_problem(Worker& w, unsigned n, const char* file, int
   unsigned passed = w.bar_epoch + 1;
   std::string out = strf("    thread%s %s reached the barrier at %s (barrier number %u of the block)\n", here.size() > 1 ? "s" : "",
                          ranges(here).c_str(), where(file, line).c_str(), passed);
+  // "returned": [{"threads": [[4, 7]], "barriers": 1, "last_access": "f:12" or null}, ...]
+  std::string returned;
   for (auto& p : gone) {
     unsigned b = p.first.first;
+    const std::string last = p.first.second ? symbolized_site(p.first.second) : "";
     out += strf("    thread%s %s returned after passing %u barrier%s%s\n", p.second.size() > 1 ? "s" : "", ranges(p.second).c_str(), b,
-                b == 1 ? "" : "s", p.first.second ? (" (last memory access at " + symbolized_site(p.first.second) + ")").c_str() : "");
+                b == 1 ? "" : "s", p.first.second ? (" (last memory access at " + last + ")").c_str() : "");
+    returned += strf("%s{\"threads\": %s, \"barriers\": %u, \"last_access\": %s}", returned.empty() ? "" : ", ",
+                     ranges_json(p.second).c_str(), b, last.empty() ? "null" : json_quote(last).c_str());
   }
-  *problem = {Kind::barrier_divergence, out};
+  Facts f;
+  f.set("case", "returned").set_json("reached", ranges_json(here)).set("barrier_number", passed);
+  f.set_json("returned", "[" + returned + "]");
+  *problem = {Kind::barrier_divergence, out, f};
   return true;
 }
 
@@ -531,9 +613,15 @@ void run_block(Worker& w, Grid& g, uint32_t linear) {
     }
     if (w.at_cbar > 0) {
       std::string need;
+      Facts f;
+      f.set("case", "cuda_barrier");
       for (unsigned i = 0; i < n; ++i) {
         const Thread& t = w.threads[i];
         if (t.st == St::AtCBar) {
+          // "cbar": the barrier the first waiting thread waits on.
+          f.set_json("cbar", "{\"init_site\": " + json_quote(where(t.cbar->init_file, t.cbar->init_line)) +
+                                 strf(", \"expected\": %d, \"pending\": %d, \"phase\": %llu}", t.cbar->expected, t.cbar->pending,
+                                      (unsigned long long)t.cbar_token));
           need = strf("  The barrier (initialised at %s for %d arrivals) still misses %d arrival%s in phase %llu: every thread it "
                       "counts must call arrive() (or arrive_and_wait()) once per phase.\n",
                       where(t.cbar->init_file, t.cbar->init_line).c_str(), t.cbar->expected, t.cbar->pending,
@@ -541,7 +629,7 @@ void run_block(Worker& w, Grid& g, uint32_t linear) {
           break;
         }
       }
-      g.fail(block_diagnosis(Kind::deadlock, w),
+      g.fail(block_diagnosis(Kind::deadlock, w, nullptr, "", waiter_facts(w, n, St::AtCBar, f)),
              strf("deadlock in %s, block %s: threads wait on a cuda::barrier phase that can never complete.\n%s%s%s%s",
                   ksite().c_str(), blk().c_str(), list_waiters(w, n, St::AtCBar).c_str(), list_waiters(w, n, St::AtBarrier).c_str(),
                   list_exited(w, n).c_str(), need.c_str()));
@@ -551,15 +639,20 @@ void run_block(Worker& w, Grid& g, uint32_t linear) {
       bool mixed = w.bar_arrived > 0;
       // A mask that came from __activemask() in divergent code names only the lanes of one side.
       std::string am;
+      Facts f;
+      f.set("case", "warp").set("mixed", mixed);
       for (unsigned i = 0; i < n && am.empty(); ++i) {
         const Thread& t = w.threads[i];
-        if (t.st == St::AtWarp && t.am_file && t.wait_mask == t.am_mask)
+        if (t.st == St::AtWarp && t.am_file && t.wait_mask == t.am_mask) {
+          f.set_json("activemask", strf("{\"mask\": %u, \"thread\": %u, \"site\": ", t.am_mask, i) +
+                                       json_quote(where(t.am_file, t.am_line)) + "}");
           am = strf("  The mask 0x%08x of thread %u came from __activemask() at %s, which returns only the lanes that reached "
                     "that call together: in divergent code, the lanes of the other branch are not in it. Use a mask the whole "
                     "warp agrees on, such as 0xffffffff or __ballot_sync(0xffffffff, cond) taken before the branch.\n",
                     t.am_mask, i, where(t.am_file, t.am_line).c_str());
+        }
       }
-      g.fail(block_diagnosis(mixed ? Kind::barrier_divergence : Kind::deadlock, w),
+      g.fail(block_diagnosis(mixed ? Kind::barrier_divergence : Kind::deadlock, w, nullptr, "", waiter_facts(w, n, St::AtWarp, f)),
              strf("%s %s: block %s cannot make progress: lanes wait in a warp *_sync call for lanes that never arrive.\n%s%s%s%s"
                   "  Every non-exited lane named in a mask must reach the same *_sync call. A lane that took the other side of an "
                   "if, or waits at __syncthreads(), never arrives.",
@@ -570,7 +663,8 @@ void run_block(Worker& w, Grid& g, uint32_t linear) {
     // Everyone left is at a barrier (CUDA counts only threads that have not exited): release
     // them if they all wait at the same one.
     if (w.bar_mismatch) {
-      g.fail(block_diagnosis(Kind::barrier_divergence, w),
+      g.fail(block_diagnosis(Kind::barrier_divergence, w, nullptr, "",
+                             waiter_facts(w, n, St::AtBarrier, Facts().set("case", "different_barriers"))),
              strf("barrier divergence in %s, block %s: threads wait at different barriers.\n%s%s"
                   "  Every thread of a block must reach the same __syncthreads() call. Move the barrier out of the if/else, or "
                   "make the condition the same for the whole block.",
@@ -582,7 +676,7 @@ void run_block(Worker& w, Grid& g, uint32_t linear) {
     Observers::barrier(w, w.bar_file, w.bar_line);
     BarrierProblem problem;
     if (barrier_release_problem(w, n, w.bar_file, w.bar_line, &problem)) {
-      const Diagnosis d = block_diagnosis(problem.kind, w, nullptr, where(w.bar_file, w.bar_line));
+      const Diagnosis d = block_diagnosis(problem.kind, w, nullptr, where(w.bar_file, w.bar_line), problem.facts);
       if (problem.kind == Kind::barrier_divergence)
         g.fail(d,
                strf("barrier divergence in %s, block %s: some threads returned while the others went on to pass %s.\n%s"

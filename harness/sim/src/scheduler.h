@@ -110,12 +110,15 @@ static inline void watch_spin(Worker& w, Thread& t, uintptr_t a, bool write, boo
   }
 }
 
-// The diagnosis of an error in one block (the thread of the running block, when given).
-Diagnosis block_diagnosis(Kind kind, const Worker& w, const Thread* t = nullptr, const std::string& site = "");
+// The diagnosis of an error in one block (the thread of the running block, when given): `facts`,
+// then the launch's (launch_facts).
+Diagnosis block_diagnosis(Kind kind, const Worker& w, const Thread* t = nullptr, const std::string& site = "",
+                          Facts facts = Facts());
 
-// Records an error found by the running thread and parks it for good.
+// Records an error found by the running thread and parks it for good. `facts`: what the message
+// states beyond the block, thread, site and launch (diagnosis.h).
 [[noreturn]] void thread_fault(Worker& w, Thread& t, Kind kind, const std::string& msg, const std::string& site = "",
-                               const std::string& detail = "");
+                               const std::string& detail = "", const Facts& facts = Facts());
 
 // "block b, thread t" of a thread of the running block, for messages.
 std::string who(const Worker& w, const Thread& t);
@@ -127,6 +130,7 @@ void run_block(Worker& w, Grid& g, uint32_t linear);
 // the next block to take a turn; and, for an endless wait, what ran beside the waiting block.
 void interleave_turn(Worker& w);
 std::string interleave_state(const Worker& w);
+void interleave_facts(const Worker& w, Facts& f);  // interleave_state as facts of a diagnosis
 
 // Warp collectives (warps.cpp): whether every live lane of the group's mask has arrived, and
 // completing the group.

@@ -26,7 +26,7 @@ Cell* map_cells(size_t n) {
   size_t len = std::max<size_t>(n, 1) * sizeof(Cell);
   len = (len + page_sz() - 1) / page_sz() * page_sz();
   void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m == MAP_FAILED) fatal(Diagnosis{Kind::out_of_memory}, "the simulator could not allocate its shadow memory (out of memory)");
+  if (m == MAP_FAILED) out_of_memory("shadow_memory", "the simulator could not allocate its shadow memory (out of memory)");
   return static_cast<Cell*>(m);
 }
 static void unmap_cells(Cell* c, size_t n) {
@@ -36,7 +36,7 @@ static void unmap_cells(Cell* c, size_t n) {
 static size_t init_len(size_t n) { return (std::max<size_t>(n, 1) * sizeof(uint16_t) + page_sz() - 1) / page_sz() * page_sz(); }
 static uint16_t* map_init(size_t n) {
   void* m = mmap(nullptr, init_len(n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m == MAP_FAILED) fatal(Diagnosis{Kind::out_of_memory}, "the simulator could not allocate its shadow memory (out of memory)");
+  if (m == MAP_FAILED) out_of_memory("shadow_memory", "the simulator could not allocate its shadow memory (out of memory)");
   return static_cast<uint16_t*>(m);
 }
 

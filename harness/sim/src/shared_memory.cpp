@@ -45,7 +45,7 @@ void* static_shared_raw(size_t bytes, size_t align, size_t elem, const char* nam
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   if (!w.sh_guard) {
     void* m = mmap(nullptr, kSharedArena + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) fatal(Diagnosis{Kind::out_of_memory}, "the simulator could not allocate shared memory (out of memory)");
+    if (m == MAP_FAILED) out_of_memory("shared_memory", "the simulator could not allocate shared memory (out of memory)");
     w.sh_guard = static_cast<unsigned char*>(m) + kSharedArena;
     mprotect(w.sh_guard, page, PROT_NONE);
     w.sh_lo = reinterpret_cast<uintptr_t>(m);
@@ -63,12 +63,17 @@ void* static_shared_raw(size_t bytes, size_t align, size_t elem, const char* nam
     thread_fault(w, self_thread(), Kind::shared_memory_limit,
                  strf("%s: the block needs more than 49152 bytes (48 KiB) of shared memory (%zu bytes of __shared__ variables "
                       "so far, %zu dynamic). The last one: %s (%zu bytes) at %s.",
-                      kernel_str(w.grid->site).c_str(), declared, w.grid->shmem, name, bytes, where(file, line).c_str()));
+                      kernel_str(w.grid->site).c_str(), declared, w.grid->shmem, name, bytes, where(file, line).c_str()),
+                 where(file, line), "",
+                 Facts().set("limit", kSharedLimit).set("declared", declared).set("dynamic", w.grid->shmem).set("name", name)
+                     .set("bytes", bytes));
   if (used > kSharedArena)
     thread_fault(w, self_thread(), Kind::shared_arena_full,
                  strf("%s: %zu __shared__ variables do not fit the simulator's shared-memory arena (each takes at least 32 "
                       "bytes there). The last one: %s at %s.",
-                      kernel_str(w.grid->site).c_str(), w.shared_arrays.size() + 1, name, where(file, line).c_str()));
+                      kernel_str(w.grid->site).c_str(), w.shared_arrays.size() + 1, name, where(file, line).c_str()),
+                 where(file, line), "",
+                 Facts().set("count", w.shared_arrays.size() + 1).set("name", name).set("arena", kSharedArena));
   unsigned char* p = reinterpret_cast<unsigned char*>(start);
   std::memset(p - 16, kSharedCanary, 16);                   // below: the gap to the next array
   fill_garbage(w, p, bytes);                                // garbage at the start, as on the GPU
@@ -105,7 +110,7 @@ unsigned char* place_dynamic_shared(Worker& w, size_t bytes) {
   if (!w.dyn_guard) {
     size_t len = (kDynSharedMax + 16 + kDynSharedFront + page - 1) / page * page + page;
     void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) fatal(Diagnosis{Kind::out_of_memory}, "the simulator could not allocate shared memory (out of memory)");
+    if (m == MAP_FAILED) out_of_memory("shared_memory", "the simulator could not allocate shared memory (out of memory)");
     w.dyn_guard = static_cast<unsigned char*>(m) + len - page;
     mprotect(w.dyn_guard, page, PROT_NONE);
     w.dyn_lo = reinterpret_cast<uintptr_t>(m);

@@ -396,12 +396,13 @@ std::vector<std::string> learner_lines(const std::vector<void*>& pcs) {
   return lines;
 }
 
-// "function at file:line", then a line " (inlined by) function at file:line" per caller it was
-// inlined into (addr2line's -p -i form), for a code address of any loaded object; "" when unknown.
-std::string source_of(void* pc) {
+// The frames of a code address of any loaded object, innermost first: the function and its
+// "file:line", then each caller it was inlined into (addr2line's -i form); none when unknown.
+std::vector<SourceFrame> source_frames(void* pc) {
   OwnCalls own;  // popen, also from a simulated thread
   Dl_info info;
-  if (!pc || !dladdr(pc, &info) || !info.dli_fname) return "";
+  std::vector<SourceFrame> frames;
+  if (!pc || !dladdr(pc, &info) || !info.dli_fname) return frames;
   uintptr_t off = reinterpret_cast<uintptr_t>(pc) - reinterpret_cast<uintptr_t>(info.dli_fbase);
   // Make the repository's paths relative, like the other messages.
   static std::string cwd = [] {
@@ -415,16 +416,35 @@ std::string source_of(void* pc) {
     return dladdr(reinterpret_cast<void*>(&exe_path), &self) ? self.dli_fbase : nullptr;
   }();
   const std::string object = info.dli_fbase == exe_base && !exe_path().empty() ? exe_path() : std::string(info.dli_fname);
-  std::string out;
   const std::vector<Frames> chains = symbolize(object, {off});  // kept: the loop reads its first
   for (Frame f : chains[0]) {
     f.file = user_site(f.file, &f.line);
     if (!cwd.empty() && f.file.compare(0, cwd.size(), cwd) == 0) f.file.erase(0, cwd.size());
+    frames.push_back({f.function.empty() ? std::string("??") : f.function, f.file + strf(":%d", f.line)});
+  }
+  return frames;
+}
+
+// "function at file:line", then a line " (inlined by) function at file:line" per caller it was
+// inlined into (addr2line's -p -i form).
+std::string source_text(const std::vector<SourceFrame>& frames) {
+  std::string out;
+  for (const SourceFrame& f : frames) {
     if (!out.empty()) out += "\n (inlined by) ";
-    out += (f.function.empty() ? std::string("??") : f.function) + " at " + f.file + strf(":%d", f.line);
+    out += f.function + " at " + f.site;
   }
   return out;
 }
+
+// The frames as a diagnosis fact: [{"function": "k(int*)", "site": "f.cu:12"}, ...].
+std::string frames_json(const std::vector<SourceFrame>& frames) {
+  std::string out;
+  for (const SourceFrame& f : frames)
+    out += (out.empty() ? "{" : ", {") + std::string("\"function\": ") + json_quote(f.function) + ", \"site\": " + json_quote(f.site) + "}";
+  return "[" + out + "]";
+}
+
+std::string source_of(void* pc) { return source_text(source_frames(pc)); }
 
 // "file:line" of source_of's text: it gives "function at file:line", then "(inlined by) ..."
 // lines for the callers.

@@ -131,13 +131,21 @@ void complete_group(Worker& w, unsigned warp_index, WarpGroup& g) {
                         : !returned && lanes[src].st == St::Exited ? "is not in the mask (it has returned from the kernel)"
                         : !returned                                 ? "is not in the mask"
                                                                     : "has already returned from the kernel";
+      // The same four situations, as the diagnosis's "why".
+      const char* why_fact = src_linear >= n                             ? "absent"
+                             : !returned && lanes[src].st == St::Exited ? "not_in_mask_returned"
+                             : !returned                                 ? "not_in_mask"
+                                                                         : "returned";
       const char* advice =
           "Keep every lane whose value is read taking part in the call (no early return before it), give absent lanes a "
           "neutral value, or read only lanes that exist (e.g. check `lane + delta < active lanes`).";
       const bool strict = options().undefined_values_are_errors;
       if (strict && !w.faulted) {
         w.faulted = true;
-        w.grid->fail(block_diagnosis(returned ? Kind::warp_lane_returned : Kind::warp_misuse, w, &lanes[l], where(g.file, g.line)),
+        Facts f;
+        f.set("case", "undefined_value").set("lane", l).set("warp", warp_index).set("source_lane", src);
+        f.set("call", op_name(g.op)).set("why", why_fact);
+        w.grid->fail(block_diagnosis(returned ? Kind::warp_lane_returned : Kind::warp_misuse, w, &lanes[l], where(g.file, g.line), f),
                      strf("warp misuse at %s: %s, block %s: lane %u of warp %u reads lane %d through %s, but lane %d %s; it "
                           "would get garbage.\n  %s",
                           where(g.file, g.line).c_str(), kernel_str(w.grid->site).c_str(),
@@ -179,11 +187,11 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
                  strf("warp misuse at %s: %s: lane %u calls %s with mask 0x%08x, which does not include lane %u itself.\n"
                       "  Every lane that calls a *_sync intrinsic must be named in its mask.",
                       at().c_str(), who(w, t).c_str(), lane, op_name(op), mask, lane),
-                 at());
+                 at(), "", Facts().set("lane", lane).set("call", op_name(op)).set("mask", mask));
   if (width <= 0 || width > 32 || (width & (width - 1)))
     thread_fault(w, t, Kind::warp_misuse, strf("warp misuse at %s: %s: width %d of %s is not a power of two between 1 and 32.", at().c_str(),
                                     who(w, t).c_str(), width, op_name(op)),
-                 at());
+                 at(), "", Facts().set("case", "width").set("lane", lane).set("call", op_name(op)).set("width", width));
   WarpGroup* g = nullptr;
   for (WarpGroup& x : wp.groups) {
     if (op == WarpOp::Activemask || x.op == WarpOp::Activemask) {
@@ -209,7 +217,10 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
                         "with mask 0x%08x.\n  Lanes that meet in a *_sync call must all pass the same mask.",
                         at().c_str(), who(w, t).c_str(), lane, op_name(op), mask, other, op_name(x.op), where(x.file, x.line).c_str(),
                         x.mask),
-                   at());
+                   at(), "",
+                   Facts().set("case", "mask_mismatch").set("lane", lane).set("call", op_name(op)).set("mask", mask)
+                       .set("other_lane", other).set("other_call", op_name(x.op)).set("other_site", where(x.file, x.line))
+                       .set("other_mask", x.mask));
     }
   }
   if (g && g->op != op) {
@@ -218,7 +229,9 @@ uint64_t warp_collective(WarpOp op, unsigned mask, uint64_t value, int param, in
                  strf("warp misuse at %s: %s: lane %u calls %s while lane %u waits in %s at %s with the same mask 0x%08x.\n"
                       "  The lanes of a mask must all call the same intrinsic; the others took a different branch.",
                       at().c_str(), who(w, t).c_str(), lane, op_name(op), other, op_name(g->op), where(g->file, g->line).c_str(), mask),
-                 at());
+                 at(), "",
+                 Facts().set("case", "call_mismatch").set("lane", lane).set("call", op_name(op)).set("mask", mask)
+                     .set("other_lane", other).set("other_call", op_name(g->op)).set("other_site", where(g->file, g->line)));
   }
   if (!g) {
     wp.groups.push_back(WarpGroup{op, mask, 0, width, value_bytes, is_signed, file, line, {}, {}});

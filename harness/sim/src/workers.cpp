@@ -135,6 +135,20 @@ std::string interleave_state(const Worker& w) {
               blocks - started);
 }
 
+// interleave_state's facts: "beside" (the blocks running beside it, linear indices as ranges),
+// "schedule", "at_once" (the blocks the order runs at once), "finished" and "not_started".
+void interleave_facts(const Worker& w, Facts& f) {
+  const Interleave& il = *w.il;
+  const Grid& g = *il.g;
+  const size_t blocks = g.order.size();
+  std::vector<unsigned> beside;
+  for (const Slot& s : il.slots)
+    if (!s.done && s.w != &w && s.w->block_start_ns.load(std::memory_order_relaxed)) beside.push_back(s.w->block_linear);
+  const size_t started = std::min(blocks, size_t(g.next.load(std::memory_order_relaxed)));
+  f.set_json("beside", ranges_json(beside)).set("schedule", schedule_name(g.schedule)).set("at_once", il.slots.size());
+  f.set("finished", started - 1 - beside.size()).set("not_started", blocks - started);
+}
+
 // A slot's fiber: runs blocks in dispatch order until none is left, taking a turn after each.
 static void slot_main(void* arg) {
   Slot& s = *static_cast<Slot*>(arg);
@@ -262,7 +276,7 @@ void worker_threads_init() {
     p.resident.emplace_back(new Worker());
     p.resident.back()->index = -1;  // not a pool thread: worker_loop never sees it
     void* m = mmap(nullptr, kSlotStack + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) fatal(Diagnosis{Kind::out_of_memory}, "the simulator could not allocate a stack (out of memory)");
+    if (m == MAP_FAILED) out_of_memory("stack", "the simulator could not allocate a stack (out of memory)");
     mprotect(m, page, PROT_NONE);  // an overflow faults here
     p.slot_stacks.push_back(static_cast<char*>(m) + page);
   }
