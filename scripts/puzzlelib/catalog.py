@@ -155,8 +155,8 @@ _TENS_BATCHIM = {1: "ㅂ", 2: "ㄱ", 3: "ㄴ"}
 def final_sound(value: str) -> Optional[str]:
     """The final consonant of `value` as read aloud in Korean: "" (ends in a vowel), "ㄹ", or another
     consonant; None when nothing readable ends it."""
-    text = value.rstrip(" \t\n'\"`)]}>*.,:;")
-    # `out[3]`: the index is what is read last; `f(x)`: likewise.
+    # `f()` is read as `f`; `out[3]`: the index is what is read last; `f(x)`: likewise.
+    text = value.replace("()", "").rstrip(" \t\n'\"`)]}>*.,:;")
     if not text:
         return None
     ch = text[-1]

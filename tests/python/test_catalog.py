@@ -52,7 +52,7 @@ def test_a_msgid_is_in_one_catalogue_only():
     ("thread 1", "ㄹ"), ("thread 2", ""), ("block 3", "ㅁ"), ("10", "ㅂ"), ("100", "ㄱ"), ("1000", "ㄴ"),
     ("t.html", "ㄹ"), ("p14.cu", ""), ("sdata[2]", ""), ("sdata[3]", "ㅁ"), ("out[6]", "ㄱ"),
     ("`tid + s`", ""), ("kernel", "ㄹ"), ("block", "ㄱ"), ("barrier", ""), ("exit", "ㄱ"),
-    ("파일", "ㄹ"), ("스레드", ""), ("TPB", ""), ("n", "ㄴ"), ("sum", "ㄴ"),
+    ("__syncthreads()", ""), ("`arrive()`", ""), ("fmaxf()", ""), ("파일", "ㄹ"), ("스레드", ""), ("TPB", ""), ("n", "ㄴ"), ("sum", "ㄴ"),
 ])
 def test_the_final_sound_of_a_value(value, sound):
     assert catalog.final_sound(value) == sound
