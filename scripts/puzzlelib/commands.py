@@ -373,7 +373,7 @@ def cmd_list(root: Path, args: List[str]) -> int:
     activate()
     p = parse(args, LIST_SPEC)
     if p.help:
-        out(LIST_HELP.format(prog=PROG, seed=STATUS_SEED))
+        out(tr(LIST_HELP).format(prog=PROG, seed=STATUS_SEED))
         return 0
     if p.positionals:
         raise UsageError("list takes no arguments (got %s)" % " ".join(p.positionals))
