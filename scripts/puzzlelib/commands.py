@@ -14,7 +14,7 @@ from .common import (PROG, BuildError, UsageError, build_dir, fmt_seconds, mark,
 from .cases import STATUS_SEED, random_case, seeded_cases
 from .driver import ERROR, PASS, USAGE, Outcome, relevant_lines, run_driver
 from .explain import ORIGIN_HINT, explain, origin_lines, simulator_reason
-from .messages import activate, driver_line, tr, tr_reason
+from .messages import activate, tr, tr_reason
 from .options import backend_choice, parse
 from .puzzles import Puzzle, Variant, discover
 from .request import Verb, parse_request, pick
@@ -150,7 +150,7 @@ def cmd_run(root: Path, args: List[str]) -> int:
         n, tpb = variant.show_case()
         cmd += ["--show", "--n", str(n), "--tpb", str(tpb)]
     out("")
-    outcome = run_driver(cmd, timeout, on_line=lambda line: out(driver_line(line)))
+    outcome = run_driver(cmd, timeout, on_line=out)
     out("")
     if outcome.kind == USAGE:
         out("%s %s failed: %s (%s)" % (mark(False), variant.label, outcome.reason, quote_cmd(cmd)))
@@ -242,7 +242,7 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
               "--seed", str(input_seed)] + replay_flags
     out(tr("    replay: %s") % " ".join(replay))
     for line in relevant_lines(outcome.lines):
-        out("    | " + driver_line(line))
+        out("    | " + line)
     for line in origin_lines(outcome.result):
         out("    " + line)
     hint = _hint_for(outcome)
