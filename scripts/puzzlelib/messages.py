@@ -14,6 +14,7 @@ The Korean follows the course notes: Korean prose with the English technical ter
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from typing import Optional
@@ -36,6 +37,19 @@ def activate() -> None:
 def set_lang(value: str) -> None:
     global _chosen
     _chosen = value
+
+
+@contextlib.contextmanager
+def speaking(language: str):
+    """tr() in `language` inside the block, whatever was chosen before (grade's reports are
+    worded in the language they were graded in)."""
+    global _chosen, _active
+    saved = _chosen, _active
+    _chosen, _active = language, True
+    try:
+        yield
+    finally:
+        _chosen, _active = saved
 
 
 def lang() -> str:
