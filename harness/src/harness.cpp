@@ -87,6 +87,18 @@ void Say::print(std::FILE* to) const {
   std::fprintf(to, "%s%s\n", say_as_data() ? "SAY " : "", (say_as_data() ? json() : english()).c_str());
 }
 
+int refuse(const Case& c, const char* why) {
+  std::fflush(stdout);
+  Say("refused", "error: {puzzle} --{variant} with n = {n}, tpb = {tpb}: {why}")
+      .fact("puzzle", std::string(kPuzzle.name))
+      .fact("variant", c.variant)
+      .fact("n", c.n)
+      .fact("tpb", (long long)c.tpb)
+      .fact("why", Say("refused_why", why))
+      .print(stderr);
+  return 2;
+}
+
 static std::string index_json(const std::array<unsigned, 3>& v) {
   return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + "]";
 }

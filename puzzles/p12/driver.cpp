@@ -67,10 +67,8 @@ std::vector<int> input(const harness::Case& c) {
 }
 
 int run(const harness::Case& c, const Spec& s) {
-  if (const char* why = unsupported(s, c.n, c.tpb)) {
-    std::fprintf(stderr, "error: p12 --%s with n = %lld, tpb = %d: %s\n", c.variant.c_str(), c.n, c.tpb, why);
-    return 2;  // a usage error: the case is outside what the variant promises
-  }
+  // a usage error (exit 2): the case is outside what the variant promises
+  if (const char* why = unsupported(s, c.n, c.tpb)) return harness::refuse(c, why);
   const auto in = input(c);
   const std::vector<int> expected = {int(reference(in))};
   harness::DeviceArray<int> d_in(in), d_out(1), d_work(work_ints(c.n, c.tpb));

@@ -65,10 +65,8 @@ float reference(const std::vector<float>& a) {
   return m;
 }
 
-int refuse(const harness::Case& c, const char* why) {
-  std::fprintf(stderr, "error: p13 --%s with n = %lld, tpb = %d: %s\n", c.variant.c_str(), c.n, c.tpb, why);
-  return 2;  // a usage error: the case is outside what the variant promises
-}
+// A case outside what the variant promises: a usage error (exit 2) that says why.
+using harness::refuse;
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 

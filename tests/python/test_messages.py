@@ -273,3 +273,37 @@ def test_the_data_words_the_same_english_as_the_driver_run_by_hand(puzzle, args)
     assert records, proc.stdout
     worded = [driver_text.render(l) for l in proc.stdout.splitlines()]
     assert worded == by_hand.splitlines()
+
+
+def refusal_reasons():
+    """Why drivers refuse a case: the literals of `refuse(c, "...")` and of their *unsupported()
+    functions (whose result is what they refuse with)."""
+    literal = r'"(?:[^"\\]|\\.)*"'
+    found = []
+    for path in sorted((REPO / "puzzles").glob("*/driver.cpp")):
+        text = path.read_text(encoding="utf-8")
+        chunks = [m.group(1) for m in re.finditer(r"refuse\(c,\s*((?:%s\s*)+)\)" % literal, text)]
+        for m in re.finditer(r"^\S[^\n]*unsupported\([^)]*\)\s*\{\n(.*?)^\}", text, re.M | re.S):
+            chunks += [m2.group(0) for m2 in re.finditer(r"(?:%s\s*)+" % literal, m.group(1))]
+        for chunk in chunks:
+            found.append((path.parent.name, "".join(ast.literal_eval(p) for p in re.findall(literal, chunk))))
+    return found
+
+
+def test_the_drivers_refuse_with_reasons_to_translate():
+    assert {p for p, _ in refusal_reasons()} == {"p12", "p13", "p14", "p29"}
+    assert len(refusal_reasons()) >= 15
+
+
+@pytest.mark.parametrize("puzzle,why", sorted(set(refusal_reasons())))
+def test_every_refusal_has_a_korean_form(puzzle, why):
+    assert why in KO, "%s refuses a case with %r, which has no Korean form" % (puzzle, why)
+
+
+def test_a_refused_case_in_korean(cli):
+    from driver_helpers import binary
+
+    r = cli("run", "p14", "--simple", "--n", 100, "--tpb", 32, "--binary", binary("p14_cpu"), "--lang", "ko")
+    assert r.returncode == 2, r
+    assert "오류: p14 --simple, n = 100, tpb = 32: block 하나는 원소를 최대 tpb개까지 scan합니다" in r.output
+    assert "scans at most" not in r.output and "SAY {" not in r.output

@@ -69,6 +69,11 @@ class Say {
   std::vector<Fact> facts_;
 };
 bool say_as_data();  // PUZZLES_DRIVER_TEXT=data: Say lines are printed as data
+// A case outside what the variant promises (a block size its kernel cannot take, n too large):
+// says `error: pNN --VARIANT with n = N, tpb = T: WHY` on stderr (a Say line; WHY, an English
+// sentence, is a phrase of its own and the msgid of its Korean form) and returns 2, the driver's
+// usage-error exit code.
+int refuse(const Case& c, const char* why);
 
 // ---- errors ---------------------------------------------------------------------------------
 // A failed CUDA call ends the run with an "error" verdict that names the call and where it was.
