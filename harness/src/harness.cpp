@@ -32,73 +32,6 @@ static std::string json_string(const std::string& s) {
   return r + "\"";
 }
 
-// ---- prose for the learner (harness.h, Say) ---------------------------------------------------
-
-bool say_as_data() {
-  static const bool data = [] {
-    const char* v = std::getenv("PUZZLES_DRIVER_TEXT");
-    return v && std::strcmp(v, "data") == 0;
-  }();
-  return data;
-}
-
-Say::Say(const char* key, const char* text) : key_(key), text_(text) {}
-
-Say& Say::fact(const char* name, long long value) {
-  facts_.push_back({name, std::to_string(value), std::to_string(value)});
-  return *this;
-}
-
-Say& Say::fact(const char* name, const std::string& value) {
-  facts_.push_back({name, value, json_string(value)});
-  return *this;
-}
-
-Say& Say::fact(const char* name, const Say& phrase) {
-  facts_.push_back({name, phrase.english(), phrase.json()});
-  return *this;
-}
-
-std::string Say::english() const {
-  std::string out;
-  for (size_t i = 0; i < text_.size();) {
-    const size_t close = text_[i] == '{' ? text_.find('}', i) : std::string::npos;
-    if (close != std::string::npos) {
-      const std::string name = text_.substr(i + 1, close - i - 1);
-      auto f = std::find_if(facts_.begin(), facts_.end(), [&](const Fact& x) { return x.name == name; });
-      if (f != facts_.end()) {
-        out += f->english;
-        i = close + 1;
-        continue;
-      }
-    }
-    out += text_[i++];
-  }
-  return out;
-}
-
-std::string Say::json() const {
-  std::string s = "{\"key\": " + json_string(key_) + ", \"text\": " + json_string(text_);
-  for (const Fact& f : facts_) s += ", " + json_string(f.name) + ": " + f.json;
-  return s + "}";
-}
-
-void Say::print(std::FILE* to) const {
-  std::fprintf(to, "%s%s\n", say_as_data() ? "SAY " : "", (say_as_data() ? json() : english()).c_str());
-}
-
-int refuse(const Case& c, const char* why) {
-  std::fflush(stdout);
-  Say("refused", "error: {puzzle} --{variant} with n = {n}, tpb = {tpb}: {why}")
-      .fact("puzzle", std::string(kPuzzle.name))
-      .fact("variant", c.variant)
-      .fact("n", c.n)
-      .fact("tpb", (long long)c.tpb)
-      .fact("why", Say("refused_why", why))
-      .print(stderr);
-  return 2;
-}
-
 static std::string index_json(const std::array<unsigned, 3>& v) {
   return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + "]";
 }
@@ -202,6 +135,73 @@ std::vector<float> random_floats(size_t n, uint64_t seed, float lo, float hi) {
   uint64_t s = seed;
   for (size_t i = 0; i < n; ++i) v[i] = lo + (hi - lo) * float(double(next(s) >> 11) * (1.0 / 9007199254740992.0));
   return v;
+}
+
+// ---- prose for the learner (harness.h, Say) ---------------------------------------------------
+
+bool say_as_data() {
+  static const bool data = [] {
+    const char* v = std::getenv("PUZZLES_DRIVER_TEXT");
+    return v && std::strcmp(v, "data") == 0;
+  }();
+  return data;
+}
+
+Say::Say(const char* key, const char* text) : key_(key), text_(text) {}
+
+Say& Say::fact(const char* name, long long value) {
+  facts_.push_back({name, std::to_string(value), std::to_string(value)});
+  return *this;
+}
+
+Say& Say::fact(const char* name, const std::string& value) {
+  facts_.push_back({name, value, json_string(value)});
+  return *this;
+}
+
+Say& Say::fact(const char* name, const Say& phrase) {
+  facts_.push_back({name, phrase.english(), phrase.json()});
+  return *this;
+}
+
+std::string Say::english() const {
+  std::string out;
+  for (size_t i = 0; i < text_.size();) {
+    const size_t close = text_[i] == '{' ? text_.find('}', i) : std::string::npos;
+    if (close != std::string::npos) {
+      const std::string name = text_.substr(i + 1, close - i - 1);
+      auto f = std::find_if(facts_.begin(), facts_.end(), [&](const Fact& x) { return x.name == name; });
+      if (f != facts_.end()) {
+        out += f->english;
+        i = close + 1;
+        continue;
+      }
+    }
+    out += text_[i++];
+  }
+  return out;
+}
+
+std::string Say::json() const {
+  std::string s = "{\"key\": " + json_string(key_) + ", \"text\": " + json_string(text_);
+  for (const Fact& f : facts_) s += ", " + json_string(f.name) + ": " + f.json;
+  return s + "}";
+}
+
+void Say::print(std::FILE* to) const {
+  std::fprintf(to, "%s%s\n", say_as_data() ? "SAY " : "", (say_as_data() ? json() : english()).c_str());
+}
+
+int refuse(const Case& c, const char* why) {
+  std::fflush(stdout);
+  Say("refused", "error: {puzzle} --{variant} with n = {n}, tpb = {tpb}: {why}")
+      .fact("puzzle", std::string(kPuzzle.name))
+      .fact("variant", c.variant)
+      .fact("n", c.n)
+      .fact("tpb", (long long)c.tpb)
+      .fact("why", Say("refused_why", why))
+      .print(stderr);
+  return 2;
 }
 
 // ---- errors ---------------------------------------------------------------------------------
