@@ -16,9 +16,11 @@ in a sample stands for any number of output lines; a sample with such lines is c
 rewritten. Timings and the fiber implementation (Boost.Context or ucontext) are ignored in the
 comparison.
 
-A sample runs in English, whatever the machine's locale, unless its arguments hold `--lang ko`: a
-Korean page (README.ko.md) shows the English page's samples and, besides them, such Korean ones
-(tests/python/test_readme_samples.py requires one per puzzle).
+A sample runs in English, whatever the machine's locale, unless its arguments hold `--lang ko`. A
+Korean page (README.ko.md) shows its English page's samples in the same order, each as it is or in
+Korean (the same arguments and `--lang ko`: README.ko.md's first sample is the Korean form of
+README.md's), and may add Korean samples besides (tests/python/test_readme_samples.py requires one
+`run` or `check` per puzzle).
 
     python3 scripts/readme_samples.py            check every README (exit 1 when one drifted)
     python3 scripts/readme_samples.py --update   rewrite the samples that have no `...`
@@ -76,6 +78,18 @@ class Sample:
         """The sample shows the Korean messages (`--lang ko`)."""
         return any(a == "--lang=ko" or a == "ko" and i > 0 and self.args[i - 1] == "--lang"
                    for i, a in enumerate(self.args))
+
+    @property
+    def english_args(self) -> List[str]:
+        """The arguments without `--lang ko`: the English sample that a Korean one shows in Korean."""
+        out: List[str] = []
+        for a in self.args:
+            if a == "--lang=ko" or a == "ko" and out and out[-1] == "--lang":
+                if a == "ko":
+                    out.pop()
+                continue
+            out.append(a)
+        return out
 
 
 def readmes() -> List[Path]:

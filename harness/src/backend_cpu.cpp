@@ -25,13 +25,7 @@ static void (*g_fatal)(int, const Diagnosis&) = nullptr;
 static void forward_fatal(const cudasim::DiagnosisView& v) {
   Diagnosis d;
   d.kind = v.kind;
-  for (int i = 0; i < v.site_count; ++i) d.sites.push_back(v.sites[i]);
-  d.has_block = v.has_block != 0;
-  d.block = {v.block[0], v.block[1], v.block[2]};
-  for (int i = 0; i < v.thread_count; ++i) d.threads.push_back({v.threads[i][0], v.threads[i][1], v.threads[i][2]});
-  d.detail = v.detail;
-  d.message = v.message;
-  d.interleaved = v.interleaved != 0;
+  d.record = v.record ? v.record : "";
   g_fatal(v.code, d);
 }
 

@@ -1,6 +1,7 @@
 // The simulator's diagnosis of the error that ended a run, as the harness carries it: in the
 // driver's RESULT line (harness.cpp) and, under `grade`, from the learner's process to the
-// checker (channel.h). The kinds are the simulator's (harness/sim/src/diagnosis.h).
+// checker (channel.h). The kinds are the simulator's (harness/sim/src/diagnosis.h). The harness
+// never looks inside the record: a new fact crosses it unchanged.
 #pragma once
 
 #include <array>
@@ -10,18 +11,11 @@
 namespace harness {
 
 struct Diagnosis {
-  std::string kind;                // "deadlock", "race_shared", "host_call", ...
-  std::vector<std::string> sites;  // "file:line": one, or a race's two accesses
-  bool has_block = false;
-  std::array<unsigned, 3> block{};
-  std::vector<std::array<unsigned, 3>> threads;  // at most two
-  std::string detail;              // what the kind alone does not say (the host function's name), or ""
-  std::string message;             // the first line of the simulator's message
-  bool interleaved = false;        // found where blocks took turns side by side (cudasim's Diagnosis)
+  std::string kind;    // "deadlock", "race_shared", "host_call", ...
+  std::string record;  // the simulator's record: one JSON object (docs/architecture.md, "The diagnosis record")
 };
 
-// {"kind": ..., "sites": [...], "block": [x, y, z] or null, "threads": [[x, y, z], ...],
-//  "detail": ... or null, "message": ..., "interleaved": true or false}
+// The record, for RESULT's "diagnosis" field.
 std::string diagnosis_json(const Diagnosis& d);
 
 namespace detail {

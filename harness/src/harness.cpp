@@ -32,18 +32,8 @@ static std::string json_string(const std::string& s) {
   return r + "\"";
 }
 
-static std::string index_json(const std::array<unsigned, 3>& v) {
-  return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + "]";
-}
-
 std::string diagnosis_json(const Diagnosis& d) {
-  std::string sites, threads;
-  for (const std::string& s : d.sites) sites += (sites.empty() ? "" : ", ") + json_string(s);
-  for (const auto& t : d.threads) threads += (threads.empty() ? "" : ", ") + index_json(t);
-  return "{\"kind\": " + json_string(d.kind) + ", \"sites\": [" + sites + "], \"block\": " +
-         (d.has_block ? index_json(d.block) : "null") + ", \"threads\": [" + threads +
-         "], \"detail\": " + (d.detail.empty() ? "null" : json_string(d.detail)) + ", \"message\": " + json_string(d.message) +
-         ", \"interleaved\": " + (d.interleaved ? "true" : "false") + "}";
+  return d.record.empty() ? "{\"kind\": " + json_string(d.kind) + "}" : d.record;
 }
 
 static void print_result(const char* verdict, long long mismatches, const Diagnosis* d = nullptr,

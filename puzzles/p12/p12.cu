@@ -4,9 +4,9 @@
 //
 // Nine kernels tell one story: from one atomic per element, through the seven kernels of the
 // classic "Optimizing Parallel Reduction in CUDA" lecture, to a single-pass warp-shuffle kernel
-// that competes with CUB. Every variant is a kernel for you to write plus a host launcher that
-// is already written; the driver (driver.cpp) calls the launcher and compares *d_out with a
-// 64-bit CPU sum. puzzles/p12/README.md walks through each variant and its diagram.
+// that competes with CUB. Every variant is a kernel for you to write plus a host launcher, already
+// written, that the driver (driver.cpp) calls before comparing *d_out with a 64-bit CPU sum.
+// puzzles/p12/README.md (in Korean: puzzles/p12/README.ko.md) walks through each variant's diagram.
 //
 // Every launcher has the same signature:
 //   d_in    n ints to add up

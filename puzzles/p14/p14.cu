@@ -3,10 +3,10 @@
 // Inclusive scan: out[i] = a[0] + a[1] + ... + a[i]
 // Exclusive scan: out[i] = a[0] + ... + a[i-1], and out[0] = 0
 //
-// Every variant is one kernel for you to write plus a host launcher that is already written; the
-// driver (driver.cpp) calls the launcher and compares `out` with a CPU reference. The block size
-// (TPB) arrives at run time, so shared memory is sized by the launcher (`extern __shared__`).
-// Fill in the `FILL ME IN` regions; puzzles/p14/README.md walks through each variant.
+// Every variant is one kernel for you to write (its `FILL ME IN` regions) plus a host launcher,
+// already written, that the driver (driver.cpp) calls before comparing `out` with a CPU reference.
+// The block size (TPB) comes at run time: the launcher sizes shared memory (`extern __shared__`).
+// puzzles/p14/README.md (in Korean: puzzles/p14/README.ko.md) walks through each variant.
 #include <cuda_runtime.h>
 
 // Shared memory is striped over 32 banks of 4-byte words. Threads of a warp that touch

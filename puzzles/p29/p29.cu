@@ -10,7 +10,7 @@
 //
 // Each kernel has host launchers that are already written; the driver (driver.cpp) calls them and
 // compares `output` with a CPU reference. Fill in the `FILL ME IN` regions; puzzles/p29/README.md
-// walks through both variants.
+// (in Korean: puzzles/p29/README.ko.md) walks through both variants.
 #include <cuda_runtime.h>
 
 #include <cuda/barrier>

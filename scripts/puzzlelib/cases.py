@@ -2,7 +2,8 @@
 
 `check` and `grade` run the same cases in the same order with the same inputs (so that a graded
 failure replays with `check --seed S`); `list` runs the cases of `check --quick --seed 1`; `run` and
-`trace` run the show input or one size the learner names.
+`trace` run the show input or one size the learner names; `run` adds one random input of the show
+size (run_seed), and a failing case names its `trace` command when trace can draw it (traceable).
 """
 
 from __future__ import annotations
@@ -68,8 +69,27 @@ def random_case(variant, seed: int, n: Optional[int], tpb: Optional[int]) -> Tup
     return n or variant.random_n(tpb, random.Random(seed)), tpb
 
 
+def run_seed(variant) -> int:
+    """The seed of the random input of the show size that `run` adds to the show input: a[i] = i
+    can hide a bug (p14 --simple with `local_i > offset` is right when a[0] = 0). The same seed on
+    every call, one per variant, so that the same file always gets the same verdict."""
+    digest = hashlib.sha256(("run:%s:%s" % (variant.puzzle, variant.name)).encode()).hexdigest()
+    return int(digest[:8], 16) % 90000 + 10000
+
+
+# `trace` draws one block of at most this many threads (p29 --multi-stage is written for 256
+# threads: its show size must trace).
+TRACE_MAX_THREADS = 256
+
+
+def traceable(tpb: int) -> bool:
+    """Whether `trace` can draw a case with this block size (a command given to a learner must work)."""
+    return tpb <= TRACE_MAX_THREADS
+
+
 def traced_case(variant, n: Optional[int], tpb: Optional[int]) -> Tuple[int, int]:
-    """`trace`: the show input, or the size named (with --tpb alone, n stays within one block)."""
+    """`trace` without --seed: the show input, or the size named (with --tpb alone, n stays within
+    one block). With --seed, trace runs random_case, as `run --seed` does."""
     show_n, show_tpb = variant.show_case()
     if n is None:
         n = show_n if tpb is None else min(show_n, tpb)

@@ -11,7 +11,7 @@ from typing import Dict, List, Optional
 from . import build as bld
 from .common import (PROG, BuildError, UsageError, build_dir, fmt_seconds, mark, out, quote_cmd,
                      rel, run_timeout, stdout_is_tty, table, width as text_width)
-from .cases import STATUS_SEED, random_case, seeded_cases
+from .cases import STATUS_SEED, TRACE_MAX_THREADS, random_case, run_seed, seeded_cases, traceable
 from .driver import ERROR, PASS, USAGE, Outcome, relevant_lines, run_driver
 from .explain import ORIGIN_HINT, explain, origin_lines, simulator_reason
 from .messages import activate, tr, tr_reason
@@ -24,7 +24,8 @@ RUN_HELP = """\
 usage: {prog} run pNN --VARIANT [--solution] [--backend auto|cpu|gpu] [--seed S] [--lang en|ko]
 
 Build a puzzle and run one variant on its small show input: prints the input, your output
-and the expected output, then a verdict.
+and the expected output, then a verdict. When the show input passes, one random input of the
+same size runs too (its seed is printed, and is the same on every call): a[i] = i can hide a bug.
 
   --VARIANT          which variant to run (see `{prog} run pNN --help`)
   --solution         run the reference solution instead of your file
@@ -116,6 +117,43 @@ def _run_flags(solution: bool, backend: str, binary: Optional[str]) -> List[str]
     return flags
 
 
+def failing_block(result: Optional[dict]) -> int:
+    """blockIdx.x of the block where a failing case went wrong (the writer of the first wrong
+    element, or the block the simulator's diagnosis names), for `trace --blockidx`; 0 when none
+    is known or the grid is not one-dimensional there."""
+    result = result or {}
+    nodes = (result.get("origin") or {}).get("nodes") if isinstance(result.get("origin"), dict) else None
+    diagnosis = result.get("diagnosis") if isinstance(result.get("diagnosis"), dict) else {}
+    block = nodes[0].get("block") if nodes and isinstance(nodes[0], dict) else diagnosis.get("block")
+    if isinstance(block, list) and len(block) == 3 and all(isinstance(x, int) for x in block) and block[1:] == [0, 0]:
+        return max(0, block[0])
+    return 0
+
+
+def case_lines(variant: Variant, n: int, tpb: int, seed: int, solution: bool, backend: str,
+               binary: Optional[str], result: Optional[dict]) -> List[str]:
+    """The commands of one failing case with a random input: `run` it again, and `trace` it (the
+    same input, on the CPU simulator) when trace can draw it; otherwise why not."""
+    replay = [PROG, "run", variant.puzzle, variant.flag, "--n", str(n), "--tpb", str(tpb), "--seed", str(seed)]
+    lines = [tr("    replay: %s") % " ".join(replay + _run_flags(solution, backend, binary))]
+    if binary and backend == "gpu":
+        return lines  # a GPU binary given with --binary cannot be traced, and trace builds no other
+    if not traceable(tpb):
+        lines.append(tr("    trace: not for this case: its blocks have {tpb} threads, and trace draws at most {most}")
+                     .format(tpb=tpb, most=TRACE_MAX_THREADS))
+        return lines
+    trace = [PROG, "trace", variant.puzzle, variant.flag, "--n", str(n), "--tpb", str(tpb), "--seed", str(seed)]
+    block = failing_block(result)
+    if block:
+        trace += ["--blockidx", str(block)]
+    if solution:
+        trace.append("--solution")
+    if binary:
+        trace += ["--binary", binary]
+    lines.append(tr("    trace: %s") % " ".join(trace))
+    return lines
+
+
 # --------------------------------------------------------------------------------------- run
 
 def cmd_run(root: Path, args: List[str]) -> int:
@@ -130,18 +168,19 @@ def cmd_run(root: Path, args: List[str]) -> int:
     if req.binary:
         binary = Path(req.binary)
         out("binary: %s" % rel(binary, root))
-        note = ""
+        backend, note = (req.backend if req.backend in ("cpu", "gpu") else "cpu"), ""
     else:
         out(tr("source: %s") % puzzle.source(solution))
         try:
-            _, binary, note = bld.build_for_backend(root, build_dir(root), puzzle, solution, req.backend)
+            backend, binary, note = bld.build_for_backend(root, build_dir(root), puzzle, solution, req.backend)
         except BuildError:
             return 2
     if note and note != "no GPU found":  # the driver names the backend; say why a present GPU is not used
         out(tr("note: %s, so this runs on the CPU simulator") % note)
 
     cmd = [str(binary), "--variant", variant.name]
-    if req.seed_given() or req.n or req.tpb:
+    show = not (req.seed_given() or req.n or req.tpb)
+    if not show:
         seed = req.seed
         n, tpb = random_case(variant, seed, req.n, req.tpb)
         cmd += ["--n", str(n), "--tpb", str(tpb), "--seed", str(seed)]
@@ -153,24 +192,66 @@ def cmd_run(root: Path, args: List[str]) -> int:
     outcome = run_driver(cmd, timeout, on_line=out)
     out("")
     if outcome.kind == USAGE:
-        out("%s %s failed: %s (%s)" % (mark(False), variant.label, outcome.reason, quote_cmd(cmd)))
-        out(tr("This is a problem with the puzzle setup, not with your code: the build may be out of date."))
-        return 2
+        return _setup_problem(variant, outcome, cmd)
+    if outcome.passed and show:
+        # a[i] = i can hide a bug (an element 0 that adds nothing): one random input of the same size.
+        seed = run_seed(variant)
+        random_cmd = [str(binary), "--variant", variant.name, "--n", str(n), "--tpb", str(tpb), "--seed", str(seed)]
+        second = run_driver(random_cmd, timeout)
+        if second.kind == USAGE:
+            return _setup_problem(variant, second, random_cmd)
+        if not second.passed:
+            return _random_failure(variant, second, n, tpb, seed, solution, backend, req.binary)
+        out(tr("A random input of the same size passed too (seed {seed}).").format(seed=seed))
     if outcome.passed:
         out(tr("%s %s passed") % (mark(True), variant.label))
         extra = " --solution" if solution else ""
         out(tr("Run `%s check %s %s%s` to test many sizes.") % (PROG, puzzle.name, variant.flag, extra))
         return 0
+    for line in origin_lines(outcome.result):
+        out(line)
+    if origin_lines(outcome.result):
+        out("")
+    out(tr("%s %s failed: %s") % (mark(False), variant.label, tr_reason(_run_reason(outcome))))
+    hint = _hint_for(outcome)
+    if hint:
+        out(hint)
+    return 1
+
+
+def _run_reason(outcome: Outcome) -> str:
+    """The reason `run` gives, in English: a kernel error says which."""
     reason = outcome.reason
     if reason == "kernel error":
         named = simulator_reason(outcome)
         if named:
             reason = "kernel error: " + named if not named.startswith("kernel error") else named
+    return reason
+
+
+def _setup_problem(variant: Variant, outcome: Outcome, cmd: List[str]) -> int:
+    out("%s %s failed: %s (%s)" % (mark(False), variant.label, outcome.reason, quote_cmd(cmd)))
+    out(tr("This is a problem with the puzzle setup, not with your code: the build may be out of date."))
+    return 2
+
+
+def _random_failure(variant: Variant, outcome: Outcome, n: int, tpb: int, seed: int, solution: bool, backend: str,
+                    binary: Optional[str]) -> int:
+    """The show input passed and the random input of the same size did not: that case's output
+    and diagnosis as a failure, and how to run and trace it again."""
+    out(tr("The show input passed, but a random input of the same size failed (n={n} tpb={tpb} seed={seed}):")
+        .format(n=n, tpb=tpb, seed=seed))
+    for line in relevant_lines(outcome.lines):
+        out(driver_line(line))
+    out("")
     for line in origin_lines(outcome.result):
         out(line)
     if origin_lines(outcome.result):
         out("")
-    out(tr("%s %s failed: %s") % (mark(False), variant.label, tr_reason(reason)))
+    out(tr("{mark} {variant} failed on a random input: {reason}").format(
+        mark=mark(False), variant=variant.label, reason=tr_reason(_run_reason(outcome))))
+    for line in case_lines(variant, n, tpb, seed, solution, backend, binary, outcome.result):
+        out(line)
     hint = _hint_for(outcome)
     if hint:
         out(hint)
@@ -205,7 +286,7 @@ def _clear_progress() -> None:
 
 
 def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed: int, quick: bool,
-                  timeout: float, replay_flags: List[str]) -> VariantResult:
+                  timeout: float, solution: bool, given_binary: Optional[str]) -> VariantResult:
     """Run the variant's sweep until its first failing case; print the verdict."""
     cases = seeded_cases(variant, backend, seed, quick)
     if not stdout_is_tty():
@@ -238,9 +319,8 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
     else:
         out(tr("%s %s: %s (%s), failed at case %d of %d: n=%d tpb=%d seed=%d")
             % (mark(False), variant.label, verdict, why, i + 1, len(cases), n, tpb, input_seed))
-    replay = [PROG, "run", variant.puzzle, variant.flag, "--n", str(n), "--tpb", str(tpb),
-              "--seed", str(input_seed)] + replay_flags
-    out(tr("    replay: %s") % " ".join(replay))
+    for line in case_lines(variant, n, tpb, input_seed, solution, backend, given_binary, outcome.result):
+        out(line)
     for line in relevant_lines(outcome.lines):
         out("    | " + line)
     for line in origin_lines(outcome.result):
@@ -295,9 +375,8 @@ def cmd_check(root: Path, args: List[str]) -> int:
         # As in `run`: a machine without a GPU needs no note; a GPU that is not used does.
         shown_note = "" if note == "no GPU found" else note
         out(tr("%s: %s; backend: %s") % (puzzle.name, puzzle.title, bld.backend_label(backend, shown_note)))
-        flags = _run_flags(solution, backend, req.binary)
         for v in variants:
-            results.append(check_variant(root, v, binary, backend, seed, quick, timeout, flags))
+            results.append(check_variant(root, v, binary, backend, seed, quick, timeout, solution, req.binary))
         if not req.binary and not solution and not quick:
             remember_check(root, puzzle, backend, tested[puzzle.source(solution)], results[-len(variants):])
 

@@ -44,8 +44,7 @@ class Outcome:
     @property
     def diagnosis(self) -> Optional[dict]:
         """The simulator's diagnosis of the error that ended the run (RESULT's "diagnosis"), or None."""
-        d = (self.result or {}).get("diagnosis")
-        return d if isinstance(d, dict) and isinstance(d.get("kind"), str) else None
+        return diagnosis_record(self.result)
 
     @property
     def detail(self) -> str:
@@ -64,6 +63,28 @@ class Outcome:
 
     def __repr__(self):
         return "Outcome(%s, %r, rc=%r)" % (self.kind, self.reason, self.returncode)
+
+
+def diagnosis_record(result: Optional[dict]) -> Optional[dict]:
+    """RESULT's diagnosis record (docs/architecture.md, "The diagnosis record"), or None. Under
+    `grade` the checker passes the learner process's record on as a JSON string, with the kind it
+    validated against the exit code beside it ("diagnosis_kind"): that kind is the one believed."""
+    d = (result or {}).get("diagnosis")
+    if isinstance(d, str):
+        try:
+            d = json.loads(d)
+        except ValueError:
+            d = None
+        kind = (result or {}).get("diagnosis_kind")
+        if not isinstance(kind, str):
+            return None
+        d = d if isinstance(d, dict) else {}
+        d["kind"] = kind
+    if not isinstance(d, dict) or not isinstance(d.get("kind"), str):
+        return None
+    if not isinstance(d.get("facts"), dict):
+        d["facts"] = {}
+    return d
 
 
 def signal_name(signum: int) -> str:

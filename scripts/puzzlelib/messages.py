@@ -99,6 +99,9 @@ def tr_reason(text: str) -> str:
         return text
     if text in KO:
         return KO[text]
+    for prefix in ("kernel error: ", "CUDA call failed: "):
+        if text.startswith(prefix):
+            return KO[prefix] + tr_reason(text[len(prefix):])
     global _patterns
     if _patterns is None:
         _patterns = []
@@ -114,7 +117,4 @@ def tr_reason(text: str) -> str:
         m = pattern.match(text)
         if m and len(ko_parts) == len(m.groups()) + 1:
             return "".join(part + (m.group(k + 1) if k < len(m.groups()) else "") for k, part in enumerate(ko_parts))
-    for prefix in ("kernel error: ", "CUDA call failed: "):
-        if text.startswith(prefix):
-            return KO[prefix] + tr_reason(text[len(prefix):])
     return text

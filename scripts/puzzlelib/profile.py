@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from . import build as bld
+from . import messages
 from . import profile_data as pdata
 from . import profile_model as model
-from .common import PROG, BuildError, UsageError, build_dir, out, rel, run_timeout
+from .common import PROG, BuildError, UsageError, build_dir, out, rel, run_timeout, width
 from .driver import USAGE, run_driver
+from .messages import activate, tr, tr_reason
 from .puzzles import Puzzle, Variant
 from .request import BareUsageError, Verb, parse_request, pick
 
@@ -33,7 +35,7 @@ NAMED_SHARE = 0.05        # a cost is named when it is at least this share of th
 
 PROFILE_HELP = """\
 usage: {prog} profile pNN --VARIANT [--VARIANT ...] [--solution]
-           [--n N --tpb T] [--seed S] [--json FILE] [--html FILE]
+           [--n N --tpb T] [--seed S] [--backend cpu] [--json FILE] [--html FILE] [--lang en|ko]
 
 Run each variant once on the CPU simulator with its profiler on, and show what an NVIDIA GPU's
 memory pipeline would do with it, counted the way Nsight Compute counts: shared-memory warp
@@ -46,17 +48,56 @@ with several variants, one row per variant saying what changed and which counter
   --solution         profile the reference solution instead of your file
   --n N, --tpb T     the size and block size (default: 2^20 elements and 256 threads, or the
                      variant's largest one-block size)
-  --seed S           the seed of the random input (default 1)
-  --json FILE        also write the whole profile as data (docs/profile-schema.json)
+  --seed S           the seed of the random input (default 1). `check` names a case it failed
+                     by its replay line, `... --n N --tpb T --seed S`: those flags here profile
+                     that very input
+  --backend cpu      taken as the replay line gives it: the profiler is the CPU simulator's
+  --json FILE        also write the whole profile as data, in English (docs/profile-schema.json)
   --html FILE        also write it as one web page (it loads nothing from the network)
+  --lang en|ko       the language of the output and of the page
 
 Exit status: 0 profiled, 1 a kernel failed (`{prog} check` says why),
 2 a usage or build error.
 """
 
-PROFILE = Verb("profile", dict(pick("--solution", "--n", "--tpb", "--seed", "--binary"), **{"--json": str, "--html": str}),
-               PROFILE_HELP,
-               missing="profile needs a puzzle and variants, e.g. `{prog} profile p12 --k1 --k2 --solution`.")
+PROFILE_MISSING = "profile needs a puzzle and variants, e.g. `{prog} profile p12 --k1 --k2 --solution`."
+
+
+class ProfileVerb(Verb):
+    """The profile command's Verb, whose help and usage error follow the language asked for (they
+    are read after --lang is parsed, not when the module is imported)."""
+
+    def __init__(self):
+        super().__init__("profile", dict(pick("--solution", "--n", "--tpb", "--seed", "--backend", "--binary"),
+                                         **{"--json": str, "--html": str}), PROFILE_HELP, missing=PROFILE_MISSING)
+
+    @property
+    def help(self) -> str:
+        return tr(PROFILE_HELP).replace("{prog}", PROG)
+
+    @help.setter
+    def help(self, _text: str) -> None:
+        pass  # always PROFILE_HELP, translated when read
+
+    @property
+    def missing(self) -> str:
+        return tr(PROFILE_MISSING)
+
+    @missing.setter
+    def missing(self, _text: str) -> None:
+        pass
+
+
+PROFILE = ProfileVerb()
+
+
+def label(text: str) -> str:
+    """A short label of the profile's tables and story (a column, a counter's name), in the language
+    asked for. Its Korean form is under msgctxt "profile" in profile.po: short words like `lanes`
+    or `model` may mean something else in another command's catalogue."""
+    if messages.korean():
+        return messages.KO.get("profile\x04" + text, text)
+    return text
 
 
 def default_case(variant: Variant, n: Optional[int], tpb: Optional[int]) -> Tuple[int, int]:
@@ -154,12 +195,17 @@ def stride_words(strides: Dict[int, int]) -> Optional[str]:
         return None
     main = max(known, key=lambda s: known[s])
     if known[main] >= 0.9 * total:
-        return "words %d apart" % main
-    return "words %d to %d apart" % (min(known), max(known))
+        return tr("words {stride} apart").format(stride=main)
+    return tr("words {low} to {high} apart").format(low=min(known), high=max(known))
+
+
+def count(x: int) -> str:
+    return "{:,}".format(x)
 
 
 def costs(vp: VariantProfile) -> List[dict]:
-    """The wasted work found per source line, each with its share of the modeled time, largest first."""
+    """The wasted work found per source line, each with its share of the modeled time, largest first.
+    Each cost keeps what its sentence needs (`args`); cost_text() words it in the language asked for."""
     found = []
     sms = max((model.busy_sms(l) for l in vp.launches), default=model.SMS)  # the launch that does the most work
     by_line = {}  # type: Dict[Tuple[str, int], Dict[str, int]]
@@ -181,32 +227,44 @@ def costs(vp: VariantProfile) -> List[dict]:
         conflicts = a.get("sh_wavefronts", 0) - a.get("sh_ideal", 0)
         if conflicts > 0:
             per = a["sh_wavefronts"] / a["sh_ideal"]
-            apart = stride_words(vp.strides.get((f, line), {}))
-            touch = ("touch %s, so several of them land in one bank" % apart if apart
-                     else "touch different words of the same bank")
-            found.append(dict(where, kind="bank conflicts", us=model.shared_us(conflicts, sms), text=(
-                "%s-way bank conflicts at %s: the lanes of a warp %s, and each shared access takes %.1f "
-                "passes through the banks where 1 would do (%s extra wavefronts)"
-                % (way(per), at, touch, per, "{:,}".format(conflicts)))))
+            found.append(dict(where, kind="bank conflicts", us=model.shared_us(conflicts, sms), args=dict(
+                at=at, per=per, conflicts=conflicts, strides=vp.strides.get((f, line), {}))))
         avg = a["lanes"] / a["inst"] if a.get("inst") else 32
         if avg < IDLE_BELOW:
             wasted = a["inst"] - a["lanes"] / 32.0
-            found.append(dict(where, kind="idle lanes", us=model.issue_us(wasted * model.INST_PER_MEMORY_OP, sms), text=(
-                "lanes idle: %.1f of 32 lanes active on average at %s: the `if` leaves most of each warp with "
-                "nothing to do, and the warp still issues the instruction (%s warp instructions for work that "
-                "full warps would do in %s)" % (avg, at, "{:,}".format(a["inst"]),
-                                                 "{:,}".format(int(math.ceil(a["lanes"] / 32.0)))))))
+            found.append(dict(where, kind="idle lanes", us=model.issue_us(wasted * model.INST_PER_MEMORY_OP, sms),
+                              args=dict(at=at, avg=avg, inst=a["inst"], full=int(math.ceil(a["lanes"] / 32.0)))))
         extra = a.get("gl_sectors", 0) - a.get("gl_ideal_sectors", 0)
         if extra > 0:
-            found.append(dict(where, kind="uncoalesced", us=model.dram_us(extra), text=(
-                "uncoalesced at %s: %.1f sectors per request where %.1f would do (the lanes' addresses are "
-                "spread over more 32-byte sectors than their bytes need)"
-                % (at, a["gl_sectors"] / a["gl_inst"], a["gl_ideal_sectors"] / a["gl_inst"]))))
+            found.append(dict(where, kind="uncoalesced", us=model.dram_us(extra), args=dict(
+                at=at, per=a["gl_sectors"] / a["gl_inst"], ideal=a["gl_ideal_sectors"] / a["gl_inst"])))
         if a.get("atomics"):
-            found.append(dict(where, kind="atomics", us=model.atomic_us(a["atomics"]), text=(
-                "atomics at %s: %s warp-level atomics, served one after another where they meet at one address"
-                % (at, "{:,}".format(a["atomics"])))))
+            found.append(dict(where, kind="atomics", us=model.atomic_us(a["atomics"]),
+                              args=dict(at=at, atomics=a["atomics"])))
     return sorted(found, key=lambda c: -c["us"])
+
+
+def cost_text(cost: dict) -> str:
+    """One cost in words: what is wasted, where, and why."""
+    a = cost["args"]
+    if cost["kind"] == "bank conflicts":
+        apart = stride_words(a["strides"])
+        touch = (tr("touch {apart}, so several of them land in one bank").format(apart=apart) if apart
+                 else tr("touch different words of the same bank"))
+        return tr("{way}-way bank conflicts at {at}: the lanes of a warp {touch}, and each shared access takes "
+                  "{passes} passes through the banks where 1 would do ({extra} extra wavefronts)").format(
+            way=way(a["per"]), at=a["at"], touch=touch, passes="%.1f" % a["per"], extra=count(a["conflicts"]))
+    if cost["kind"] == "idle lanes":
+        return tr("lanes idle: {active} of 32 lanes active on average at {at}: the `if` leaves most of each warp "
+                  "with nothing to do, and the warp still issues the instruction ({inst} warp instructions for work "
+                  "that full warps would do in {full})").format(
+            active="%.1f" % a["avg"], at=a["at"], inst=count(a["inst"]), full=count(a["full"]))
+    if cost["kind"] == "uncoalesced":
+        return tr("uncoalesced at {at}: {per} sectors per request where {ideal} would do (the lanes' addresses are "
+                  "spread over more 32-byte sectors than their bytes need)").format(
+            at=a["at"], per="%.1f" % a["per"], ideal="%.1f" % a["ideal"])
+    return tr("atomics at {at}: {atomics} warp-level atomics, served one after another where they meet at one "
+              "address").format(at=a["at"], atomics=count(a["atomics"]))
 
 
 def bound_text(vp: VariantProfile) -> str:
@@ -215,20 +273,25 @@ def bound_text(vp: VariantProfile) -> str:
     for t in vp.terms:
         b = model.bound(t)
         spent[b] = spent.get(b, 0) + t["time"]
-    b = max(spent, key=lambda k: spent[k])
-    return {"launch": "the fixed cost of its %d launch(es)" % len(vp.launches),
-            "issue": "issuing instructions (about %s warp instructions)" % compact(vp.totals["warp_inst"]),
-            "shared": "shared-memory wavefronts (%s)" % compact(vp.totals["wavefronts"]),
-            "dram": "reading and writing global memory (%s sectors of 32 bytes)" % compact(vp.totals["sectors"]),
-            "atomics": "atomics on one address"}[b]
+    b = max(spent, key=lambda k: spent[k]) if spent else "launch"
+    if b == "launch":
+        return tr("the fixed cost of its {launches} launch(es)").format(launches=len(vp.launches))
+    if b == "issue":
+        return tr("issuing instructions (about {inst} warp instructions)").format(inst=compact(vp.totals["warp_inst"]))
+    if b == "shared":
+        return tr("shared-memory wavefronts ({wavefronts})").format(wavefronts=compact(vp.totals["wavefronts"]))
+    if b == "dram":
+        return tr("reading and writing global memory ({sectors} sectors of 32 bytes)").format(
+            sectors=compact(vp.totals["sectors"]))
+    return tr("atomics on one address")
 
 
 def top_sentence(vp: VariantProfile) -> str:
     top = vp.top
     if top:
-        return "top cost: %s" % top["text"]
-    return "top cost: no bank conflicts, idle lanes or uncoalesced accesses worth naming; the time goes to %s" \
-        % bound_text(vp)
+        return tr("top cost: {cost}").format(cost=cost_text(top))
+    return tr("top cost: no bank conflicts, idle lanes or uncoalesced accesses worth naming; the time goes to "
+              "{bound}").format(bound=bound_text(vp))
 
 
 # The counters a step of the story can change, as (key, words); a ratio is taken of each.
@@ -273,23 +336,25 @@ def change(prev: VariantProfile, cur: VariantProfile) -> str:
     def say(item):
         _, key, words, a, b = item
         fmt = (lambda x: "%.1f" % x) if key in ("lanes_avg", "sectors_per_req") else compact
-        text = "%s %s -> %s" % (words, fmt(a), fmt(b))
+        text = "%s %s -> %s" % (label(words), fmt(a), fmt(b))
         if key == "conflicts":  # where: the lines that have them, or the line that now does the work without
             had, has = conflict_lines(prev), conflict_lines(cur)
             if has:
-                text += " (at %s)" % ", ".join(has)
+                text += tr(" (at {lines})").format(lines=", ".join(has))
             elif had:
-                text += " (%s had them; %s, the busiest shared line now, has none)" % (
-                    ", ".join(had), busiest_shared_line(cur))
+                busiest = busiest_shared_line(cur)
+                text += (tr(" ({had} had them; {line}, the busiest shared line now, has none)") if busiest
+                         else tr(" ({had} had them; no line uses shared memory now)")).format(
+                    had=", ".join(had), line=busiest)
         return text
 
     parts = []
     if better:
         parts.append(say(better))
     if worse and (better is None or worse[0] > 2):
-        parts.append("but " + say(worse))
-    return "; ".join(parts) if parts else ("no counter changed by more than 5% (what did change is not counted: "
-                                           "arithmetic, branches and loop tests touch no memory)")
+        parts.append(tr("but {change}").format(change=say(worse)) if parts else say(worse))
+    return "; ".join(parts) if parts else tr("no counter changed by more than 5% (what did change is not counted: "
+                                             "arithmetic, branches and loop tests touch no memory)")
 
 
 def conflict_lines(vp: VariantProfile) -> List[str]:
@@ -300,13 +365,13 @@ def conflict_lines(vp: VariantProfile) -> List[str]:
     return ["%s:%d" % (Path(f).name, ln) for (f, ln), _ in sorted(found.items(), key=lambda kv: -kv[1])]
 
 
-def busiest_shared_line(vp: VariantProfile) -> str:
+def busiest_shared_line(vp: VariantProfile) -> Optional[str]:
     inst = {}  # type: Dict[Tuple[str, int], int]
     for (f, ln, op), c in vp.sites.items():
         if op.startswith("shared"):
             inst[(f, ln)] = inst.get((f, ln), 0) + c.get("inst", 0)
     if not inst:
-        return "no line"
+        return None
     f, ln = max(inst, key=lambda k: inst[k])
     return "%s:%d" % (Path(f).name, ln)
 
@@ -353,6 +418,10 @@ KERNEL_HEADER = ("kernel", "grid x block", "sh.ld", "sh.st", "lanes", "wavefr", 
                  "s/req", "atom", "bar", "model")
 
 
+def kernel_header() -> List[str]:
+    return [label(h) for h in KERNEL_HEADER]
+
+
 def kernel_rows(vp: VariantProfile) -> List[List[str]]:
     rows = []
     for kernel, idx in kernel_groups(vp):
@@ -367,22 +436,43 @@ def kernel_rows(vp: VariantProfile) -> List[List[str]]:
     return rows
 
 
-KERNEL_LEGEND = """\
-  per warp-level instruction, as Nsight Compute counts: sh.ld/sh.st shared loads/stores, lanes
-  their average active lanes of 32, wavefr passes through the 32 banks, confl bank conflicts
-  (wavefronts beyond the fewest), gl.req global requests, sectors 32-byte sectors, s/req sectors
-  per request (4 for 32 lanes x 4 bytes), atom atomics, bar barriers (one per warp), model the
-  modeled H200 time (docs/architecture.md, "The cost model")"""
+KERNEL_LEGEND = ("per warp-level instruction, as Nsight Compute counts: sh.ld/sh.st shared loads/stores, lanes "
+                 "their average active lanes of 32, wavefr passes through the 32 banks, confl bank conflicts "
+                 "(wavefronts beyond the fewest), gl.req global requests, sectors 32-byte sectors, s/req sectors "
+                 "per request (4 for 32 lanes x 4 bytes), atom atomics, bar barriers (one per warp), model the "
+                 "modeled H200 time (docs/architecture.md, \"The cost model\")")
+
+
+def pad(text: str, cells: int, right: bool = False) -> str:
+    """`text` padded to `cells` terminal columns (a Hangul syllable takes two)."""
+    fill = " " * max(0, cells - width(text))
+    return fill + text if right else text + fill
 
 
 def fmt_table(rows: List[List[str]], header, indent: str = "  ") -> List[str]:
     cols = list(zip(*([list(header)] + rows)))
-    widths = [max(len(c) for c in col) for col in cols]
+    widths = [max(width(c) for c in col) for col in cols]
     lines = []
     for r in [list(header)] + rows:
-        cells = [r[0].ljust(widths[0]), r[1].ljust(widths[1])] + [c.rjust(w) for c, w in zip(r[2:], widths[2:])]
+        cells = [pad(r[0], widths[0]), pad(r[1], widths[1])] + [pad(c, w, right=True) for c, w in zip(r[2:], widths[2:])]
         lines.append((indent + " ".join(cells)).rstrip())
     return lines
+
+
+# The ops as the source listing names them.
+OP_LABELS = {"shared_ld": "shared ld", "shared_st": "shared st", "shared_atom": "shared atom",
+             "global_ld": "global ld", "global_st": "global st", "global_atom": "global atom"}
+
+
+def label_cells() -> int:
+    """The columns of the source listing's labels (`shared ld:`, `barrier:`): 11, or the widest
+    label of the language asked for (an atomic's label may stick out, as it always has)."""
+    return max([11] + [width(label(t) + ":") for t in ("shared ld", "shared st", "global ld", "global st", "barrier")])
+
+
+def op_label(op: str) -> str:
+    """`shared ld:` and the like, padded as the source listing aligns them."""
+    return pad(label(OP_LABELS.get(op, op.replace("_", " "))) + ":", label_cells())
 
 
 def site_lines(vp: VariantProfile) -> List[str]:
@@ -404,33 +494,38 @@ def site_lines(vp: VariantProfile) -> List[str]:
             if c:
                 lines.append("      " + counter_text(op, c))
         if (f, ln) in vp.barriers:
-            lines.append("      {:<11} {:>9,} warp-level barriers".format("barrier:", vp.barriers[(f, ln)]))
+            lines.append("      %s %s" % (pad(label("barrier") + ":", label_cells()), tr("{count} warp-level barriers").format(
+                count=pad(count(vp.barriers[(f, ln)]), 9, right=True))))
         for (cf, cl, op), (inst, lanes) in sorted(vp.collectives.items()):
             if (cf, cl) == (f, ln):
-                lines.append("      {:<11} {:>9,} inst, {:4.1f} lanes".format(op + ":", inst, lanes / inst))
+                lines.append("      %s %s" % (pad(op + ":", label_cells()), tr("{inst} inst, {lanes} lanes").format(
+                    inst=pad(count(inst), 9, right=True), lanes="%4.1f" % (lanes / inst))))
     return lines
 
 
 def counter_text(op: str, c: Dict[str, int]) -> str:
     inst = c.get("inst", 0)
-    text = "{:<11} {:>9,} inst, {:4.1f} lanes".format(op.replace("_", " ") + ":", inst,
-                                                      c.get("lanes", 0) / inst if inst else 0)
+    text = "%s %s" % (op_label(op), tr("{inst} inst, {lanes} lanes").format(
+        inst=pad(count(inst), 9, right=True), lanes="%4.1f" % (c.get("lanes", 0) / inst if inst else 0)))
     if op.startswith("shared"):
         conflicts = c.get("wavefronts", 0) - c.get("ideal", 0)
-        text += ", {:,} wavefronts ({:.2f}/inst), {:,} bank conflicts".format(
-            c.get("wavefronts", 0), c.get("wavefronts", 0) / inst if inst else 0, conflicts)
+        text += tr(", {wavefronts} wavefronts ({per}/inst), {conflicts} bank conflicts").format(
+            wavefronts=count(c.get("wavefronts", 0)), per="%.2f" % (c.get("wavefronts", 0) / inst if inst else 0),
+            conflicts=count(conflicts))
     else:
-        text += ", {:,} sectors ({:.1f}/request, {:.1f} would do)".format(
-            c.get("sectors", 0), c.get("sectors", 0) / inst if inst else 0, c.get("ideal_sectors", 0) / inst if inst else 0)
+        text += tr(", {sectors} sectors ({per}/request, {ideal} would do)").format(
+            sectors=count(c.get("sectors", 0)), per="%.1f" % (c.get("sectors", 0) / inst if inst else 0),
+            ideal="%.1f" % (c.get("ideal_sectors", 0) / inst if inst else 0))
     if "same_addr_max" in c:
-        text += ", up to {} lanes/address".format(c["same_addr_max"])
+        text += tr(", up to {lanes} lanes/address").format(lanes=c["same_addr_max"])
     return text
 
 
 def variant_title(vp: VariantProfile) -> str:
-    calls = " (the first of %d calls)" % vp.calls if vp.calls > 1 else ""
-    return "%s: n=%d tpb=%d seed=%d, %d launch(es)%s, modeled %.1f us on an H200" % (
-        vp.variant.label, vp.n, vp.tpb, vp.seed, len(vp.launches), calls, vp.time_us)
+    calls = tr(" (the first of {calls} calls)").format(calls=vp.calls) if vp.calls > 1 else ""
+    return tr("{variant}: n={n} tpb={tpb} seed={seed}, {launches} launch(es){calls}, modeled {us} us on an "
+              "H200").format(variant=vp.variant.label, n=vp.n, tpb=vp.tpb, seed=vp.seed, launches=len(vp.launches),
+                             calls=calls, us="%.1f" % vp.time_us)
 
 
 def story_rows(vps: List[VariantProfile]) -> List[List[str]]:
@@ -449,12 +544,18 @@ STORY_LEGEND = ("model: modeled H200 time, warp inst: estimated warp instruction
                 "sectors: global 32-byte sectors")
 
 
-def wrap(text: str, indent: str, width: int = 100) -> List[str]:
+def story_header() -> List[str]:
+    return [label(h) for h in STORY_HEADER]
+
+
+def wrap(text: str, indent: str, width_: int = 100, hang: str = "  ") -> List[str]:
+    """`text` in lines of at most `width_` terminal columns, the first after `indent`, the others
+    after `indent` + `hang`."""
     words, lines, line = text.split(), [], indent
     for w in words:
-        if len(line) + len(w) + 1 > width and line.strip():
+        if width(line) + width(w) + 1 > width_ and line.strip():
             lines.append(line.rstrip())
-            line = indent + "  "
+            line = indent + hang
         line += w + " "
     lines.append(line.rstrip())
     return lines
@@ -464,21 +565,22 @@ def render(vps: List[VariantProfile]) -> List[str]:
     lines = []
     for i, vp in enumerate(vps):
         lines += wrap(variant_title(vp), "")
-        lines += fmt_table(kernel_rows(vp), KERNEL_HEADER)
+        lines += fmt_table(kernel_rows(vp), kernel_header())
         if i == 0:  # once: the columns mean the same in every table
-            lines += KERNEL_LEGEND.splitlines()
+            lines += wrap(tr(KERNEL_LEGEND), "  ", hang="")
         lines.append("")
         lines += site_lines(vp)
         lines.append("")
         lines += wrap(top_sentence(vp), "  ")
         lines.append("")
     if len(vps) > 1:
-        lines.append("the story, one row per variant:")
-        lines += fmt_table(story_rows(vps), STORY_HEADER)
-        lines += wrap(STORY_LEGEND, "  ")
+        lines.append(tr("the story, one row per variant:"))
+        lines += fmt_table(story_rows(vps), story_header())
+        lines += wrap(tr(STORY_LEGEND), "  ")
         for i, vp in enumerate(vps):
             if i:
-                lines += wrap("%s vs %s: %s" % (vp.variant.flag, vps[i - 1].variant.flag, change(vps[i - 1], vp)), "  ")
+                lines += wrap(tr("{variant} vs {previous}: {change}").format(
+                    variant=vp.variant.flag, previous=vps[i - 1].variant.flag, change=change(vps[i - 1], vp)), "  ")
             else:
                 lines.append("  %s:" % vp.variant.flag)
             lines += wrap(top_sentence(vp), "    ")
@@ -487,7 +589,24 @@ def render(vps: List[VariantProfile]) -> List[str]:
 
 # ---- data --------------------------------------------------------------------------------------
 
+@contextmanager
+def in_english():
+    """English for what is written inside: the --json data reads the same whatever --lang said
+    (tools and tests read it; the schema's enums are English)."""
+    saved = messages._chosen
+    messages.set_lang("en")
+    try:
+        yield
+    finally:
+        messages.set_lang(saved)
+
+
 def as_json(puzzle: Puzzle, solution: bool, vps: List[VariantProfile]) -> dict:
+    with in_english():
+        return json_data(puzzle, solution, vps)
+
+
+def json_data(puzzle: Puzzle, solution: bool, vps: List[VariantProfile]) -> dict:
     variants = []
     for i, vp in enumerate(vps):
         top = vp.top
@@ -505,7 +624,8 @@ def as_json(puzzle: Puzzle, solution: bool, vps: List[VariantProfile]) -> dict:
             "barriers": [{"file": f, "line": ln, "inst": n} for (f, ln), n in sorted(vp.barriers.items())],
             "collectives": [{"file": f, "line": ln, "op": op, "inst": c[0], "lanes": c[1]}
                             for (f, ln, op), c in sorted(vp.collectives.items())],
-            "costs": [dict(c, us=round(c["us"], 6)) for c in vp.costs],
+            "costs": [{"file": c["file"], "line": c["line"], "kind": c["kind"], "us": round(c["us"], 6),
+                       "text": cost_text(c)} for c in vp.costs],
             "top_cost": top_sentence(vp),
             "top_cost_kind": top["kind"] if top else None,
             "change": None if i == 0 else change(vps[i - 1], vp),
@@ -554,20 +674,27 @@ def profile_variant(root: Path, binary: Path, variant: Variant, n: int, tpb: int
 
 
 def cmd_profile(root: Path, args: List[str]) -> int:
+    activate()
     req = parse_request(root, args, PROFILE)
     if req is None:
         return 0
     puzzle, variants, solution = req.puzzle, req.variants, req.solution
     if not variants:
-        raise BareUsageError("name the variants to profile.\n%s" % PROFILE.puzzle_usage(puzzle))
-    seed = req.seed if req.seed_given() else DEFAULT_SEED  # one fixed input: profiles compare across runs
+        raise BareUsageError("%s\n%s" % (tr("name the variants to profile."), PROFILE.puzzle_usage(puzzle)))
+    if req.backend == "gpu":
+        raise UsageError(tr("profile counts on the CPU simulator: a GPU run has no profiler here (leave out "
+                            "--backend gpu)"))
+    # The driver's --seed is the input's seed, as `check` gives it to the driver: with --n and --tpb
+    # too, the input of the case a replay line names. Without --seed, one fixed input, so that
+    # profiles compare across runs.
+    seed = req.seed if req.seed_given() else DEFAULT_SEED
     cases = []
     for v in variants:
         n, tpb = default_case(v, req.n, req.tpb)
         limit = v.n_limit(tpb)
         if limit is not None and n > limit:
-            raise UsageError("%s takes at most n=%d with tpb=%d (one block); use a smaller --n."
-                             % (v.label, limit, tpb))
+            raise UsageError(tr("{variant} takes at most n={most} with tpb={tpb} (one block); use a smaller "
+                                "--n.").format(variant=v.label, most=limit, tpb=tpb))
         cases.append((v, n, tpb))
     if req.binary:
         binary = Path(req.binary)
@@ -576,22 +703,34 @@ def cmd_profile(root: Path, args: List[str]) -> int:
             _, binary, _ = bld.build_for_backend(root, build_dir(root), puzzle, solution, "cpu")
         except BuildError:
             return 2
-    out("profile of %s (%s) on the CPU simulator, seed %d" % (
-        puzzle.name, rel(binary, root) if req.binary else puzzle.source(solution), seed))
+    out(tr("profile of {puzzle} ({source}) on the CPU simulator, seed {seed}").format(
+        puzzle=puzzle.name, source=rel(binary, root) if req.binary else puzzle.source(solution), seed=seed))
     out("")
     vps = []
     for v, n, tpb in cases:
         vp, outcome = profile_variant(root, binary, v, n, tpb, seed)
         if outcome.kind == USAGE:
-            out("%s did not run: %s (%s)" % (v.label, outcome.reason, " ".join(outcome.cmd)))
+            out(tr("{variant} did not run: {reason} ({command})").format(
+                variant=v.label, reason=outcome.reason, command=" ".join(outcome.cmd)))
             return 2
         if vp is None:
-            text = ("%s failed at n=%d tpb=%d seed=%d: %s. A profile of a wrong kernel would mislead; "
-                    "run `%s check %s %s%s` to see what went wrong." % (
-                        v.label, n, tpb, seed, outcome.reason, PROG, puzzle.name, v.flag, " --solution" if solution else ""))
+            extra = " --solution" if solution else ""
+            run = "%s run %s %s --n %d --tpb %d --seed %d%s" % (PROG, puzzle.name, v.flag, n, tpb, seed, extra)
+            check = "%s check %s %s%s" % (PROG, puzzle.name, v.flag, extra)
+            text = tr("{variant} failed at n={n} tpb={tpb} seed={seed}: {reason}. A profile of a wrong kernel would "
+                      "mislead; run `{run}` to see what went wrong on this input, and `{check}` for many "
+                      "sizes.").format(variant=v.label, n=n, tpb=tpb, seed=seed, reason=tr_reason(outcome.reason),
+                                       run=run, check=check)
             for line in wrap(text, ""):
                 out(line)
             return 1
+        if not vp.launches:
+            text = tr("{variant} ran, but the profiler recorded no kernel launch: {binary} is not a CPU simulator "
+                      "build, or the variant launches no kernel.").format(
+                variant=v.label, binary=rel(binary, root))
+            for line in wrap(text, ""):
+                out(line)
+            return 2
         vps.append(vp)
     for line in render(vps):
         out(line)
@@ -610,5 +749,5 @@ def write_outputs(req, puzzle: Puzzle, solution: bool, vps: List[VariantProfile]
         try:
             Path(target).write_text(text, encoding="utf-8")
         except OSError as e:
-            raise UsageError("cannot write %s: %s" % (target, e.strerror or e))
-        out("wrote %s" % target)
+            raise UsageError(tr("cannot write {file}: {reason}").format(file=target, reason=e.strerror or e))
+        out(tr("wrote {file}").format(file=target))

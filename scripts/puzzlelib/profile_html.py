@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import List
 
-from .profile import (KERNEL_HEADER, KERNEL_LEGEND, STORY_HEADER, STORY_LEGEND, change, kernel_rows, site_lines,
+from .messages import lang, tr
+from .profile import (KERNEL_LEGEND, STORY_LEGEND, change, kernel_header, kernel_rows, site_lines, story_header,
                       story_rows, top_sentence, variant_title)
 from .trace_html import esc
 
@@ -33,22 +34,24 @@ def html_table(header, rows) -> str:
 
 
 def page(puzzle, vps: List) -> str:
-    title = "profile of %s: %s" % (puzzle.name, ", ".join(vp.variant.flag for vp in vps))
-    parts = ['<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+    """The page, in the language asked for (its <html lang> says which)."""
+    title = tr("profile of {puzzle}: {variants}").format(puzzle=puzzle.name,
+                                                        variants=", ".join(vp.variant.flag for vp in vps))
+    parts = ['<!DOCTYPE html>\n<html lang="%s"><head><meta charset="utf-8">' % lang(),
              '<meta http-equiv="Content-Security-Policy" content="%s">' % CSP,
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              "<title>%s</title><style>%s</style></head><body>" % (esc(title), STYLE),
              "<h1>%s</h1>" % esc(title)]
     if len(vps) > 1:
-        parts.append("<h2>the story, one row per variant</h2>")
-        parts.append(html_table(STORY_HEADER + ("what changed from the row above",),
+        parts.append("<h2>%s</h2>" % esc(tr("the story, one row per variant")))
+        parts.append(html_table(story_header() + [tr("what changed from the row above")],
                                 [r + ["-" if i == 0 else change(vps[i - 1], vps[i])]
                                  for i, r in enumerate(story_rows(vps))]))
-        parts.append('<p class="legend">%s</p>' % esc(STORY_LEGEND))
+        parts.append('<p class="legend">%s</p>' % esc(tr(STORY_LEGEND)))
     for vp in vps:
         parts.append("<h2>%s</h2>" % esc(variant_title(vp)))
-        parts.append(html_table(KERNEL_HEADER, kernel_rows(vp)))
-        parts.append('<p class="legend">%s</p>' % esc(" ".join(KERNEL_LEGEND.split())))
+        parts.append(html_table(kernel_header(), kernel_rows(vp)))
+        parts.append('<p class="legend">%s</p>' % esc(tr(KERNEL_LEGEND)))
         parts.append("<pre>%s</pre>" % esc("\n".join(l[2:] for l in site_lines(vp))))
         parts.append('<p class="top">%s</p>' % esc(top_sentence(vp)))
     parts.append("</body></html>\n")

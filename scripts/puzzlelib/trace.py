@@ -18,21 +18,21 @@ from typing import Dict, List, Optional, Tuple
 from . import build as bld
 from . import trace_html
 from .common import PROG, BuildError, UsageError, build_dir, out, rel, run_timeout, stdout_is_tty
-from .cases import traced_case
+from .cases import TRACE_MAX_THREADS, random_case, traced_case
 from .driver import parse_result_line
 from .explain import diagnosis_reason, origin_lines
-from .messages import activate, korean, tr
+from .messages import activate, driver_line, korean, tr
 from .options import seed_int
 from .request import Verb, parse_request, pick
 from .trace_model import Access, Launch, Step, fmt, guess_type, load, mark_origin, short_site, tlist, tname
 
 WIDTH = 100
-MAX_THREADS = 256  # p29 --multi-stage is written for 256 threads: its show size must trace
+MAX_THREADS = TRACE_MAX_THREADS
 MAX_CELLS = 1024
 COLLAPSE_ABOVE = 16  # more active threads than this: threads that do the same are one line
 
 TRACE_HELP = """\
-usage: {prog} trace pNN --VARIANT [--solution] [--n N --tpb T] [--blockidx B] [--html FILE] [--lang en|ko]
+usage: {prog} trace pNN --VARIANT [--solution] [--n N --tpb T] [--seed S] [--blockidx B] [--html FILE] [--lang L]
 
 Run one small case on the CPU simulator and show, for every kernel launch and every barrier
 interval of one block, what each thread read and wrote in shared memory, the shared arrays after
@@ -42,6 +42,9 @@ Warp collectives and cuda::barrier phases are steps of their own.
   --VARIANT          which variant (see `{prog} run pNN --help`)
   --solution         trace the reference solution instead of your file
   --n N, --tpb T     this size instead of the show input (at most {threads} threads per block)
+  --seed S           a random input: the one `run pNN --VARIANT --seed S` runs (with --n and
+                     --tpb, of that size), so that a replay line of `check` or `run` traces as it is
+  --backend cpu      accepted as the replay line has it: trace always runs the CPU simulator
   --blockidx B       the block to follow, its blockIdx.x (default 0)
   --html FILE        also write the trace as one web page (a grid per launch: a row per step,
                      a column per shared cell, arrows from what each thread read to what it
@@ -50,7 +53,8 @@ Warp collectives and cuda::barrier phases are steps of their own.
                      or a Korean locale does the same
 """
 
-TRACE = Verb("trace", dict(pick("--solution", "--n", "--tpb"), **{"--blockidx": seed_int, "--binary": str, "--html": str}),
+TRACE = Verb("trace", dict(pick("--solution", "--n", "--tpb", "--seed", "--backend"),
+                           **{"--blockidx": seed_int, "--binary": str, "--html": str}),
              TRACE_HELP.replace("{threads}", str(MAX_THREADS)),
              missing="trace needs a puzzle and a variant, e.g. `{prog} trace p14 --simple`.", one_variant=True)
 
@@ -519,7 +523,10 @@ def cmd_trace(root: Path, args: List[str]) -> int:
     if req is None:
         return 0
     puzzle, variant, solution = req.puzzle, req.variant, req.solution
-    n, tpb = traced_case(variant, req.n, req.tpb)
+    if req.backend == "gpu":
+        raise UsageError(tr("trace runs on the CPU simulator: a GPU run cannot be traced (leave out --backend gpu)"))
+    seed = req.get("--seed")  # None: the show input; else the random input `run --seed` runs
+    n, tpb = traced_case(variant, req.n, req.tpb) if seed is None else random_case(variant, seed, req.n, req.tpb)
     block = req.get("--blockidx") or 0
     if tpb > MAX_THREADS:
         raise UsageError("trace draws one block of at most %d threads, and tpb=%d is more. Use --tpb with a smaller "
@@ -536,7 +543,9 @@ def cmd_trace(root: Path, args: List[str]) -> int:
         source_path = root / puzzle.source(solution)
     with tempfile.TemporaryDirectory(prefix="puzzle-trace-") as tmp:
         events = Path(tmp) / "trace.jsonl"
-        cmd = [str(binary), "--variant", variant.name, "--show", "--n", str(n), "--tpb", str(tpb)]
+        # The driver's own input for the case: `--show` (a[i] = i style), or `--seed S` as check and run give it.
+        chosen = ["--show"] if seed is None else ["--seed", str(seed)]
+        cmd = [str(binary), "--variant", variant.name] + chosen + ["--n", str(n), "--tpb", str(tpb)]
         code, lines, result = run_traced(cmd, root, events, block)
         if not events.is_file() or result is None and code == 2:
             for l in lines:
@@ -561,27 +570,28 @@ def cmd_trace(root: Path, args: List[str]) -> int:
                          % (cells, MAX_CELLS))
     style = Style(stdout_is_tty() and not os.environ.get("NO_COLOR"))
     shown = rel(source_path, root) if source_path else str(binary)
-    title = tr("trace of %s (%s), n=%d tpb=%d, block %d") % (variant.label, shown, n, tpb, block)
+    if seed is None:
+        title = tr("trace of %s (%s), n=%d tpb=%d, block %d") % (variant.label, shown, n, tpb, block)
+    else:
+        title = tr("trace of %s (%s), n=%d tpb=%d seed=%d, block %d") % (variant.label, shown, n, tpb, seed, block)
     out(title)
-    if not any(l.startswith("expected:") for l in lines) and (n, tpb) == variant.show_case():
-        lines = lines + stopped_io(root, puzzle, variant, launches)
-    for l in lines:
-        if l.startswith(("config:", "input:")):
-            for part in fit_io_line(l):
-                out(part)
+    if seed is None and not any(l.startswith("expected:") for l in lines) and (n, tpb) == variant.show_case():
+        lines = lines + stopped_io(root, puzzle, variant, launches)  # the show input's, never a random one's
+    head, tail = io_lines(lines, seed is not None)
+    for l in head:
+        for part in fit_io_line(l):
+            out(part)
     for l in render(launches, style, source):
         out(l)
     out("")
-    for l in lines:
-        if l.startswith(("out:", "expected:")):
-            for part in fit_io_line(l):
-                out(part)
+    for l in tail:
+        for part in fit_io_line(l):
+            out(part)
     verdict = (result or {}).get("verdict", "error")
     if req.get("--html"):
         target = Path(req.get("--html"))
-        io_lines = [l for l in lines if l.startswith(("config:", "input:", "out:", "expected:"))]
         try:
-            target.write_text(trace_html.page(title, io_lines, html_sections(launches, source), verdict),
+            target.write_text(trace_html.page(title, head + tail, html_sections(launches, source), verdict),
                               encoding="utf-8")
         except OSError as e:
             raise UsageError("cannot write the page to %s: %s" % (target, e.strerror or e))
@@ -590,9 +600,25 @@ def cmd_trace(root: Path, args: List[str]) -> int:
         return 0
     for line in origin_lines(result):
         out(line)
+    # The run of the same case, input included: the show input, or the random one of --seed.
+    again = " --n %d --tpb %d --seed %d --backend cpu" % (n, tpb, seed) if seed is not None else ""
     out(style.red(tr("%s: %s (the simulator's report: `%s run %s %s%s`)") % (
-        variant.label, tr(verdict), PROG, puzzle.name, variant.flag, " --solution" if solution else "")))
+        variant.label, tr(verdict), PROG, puzzle.name, variant.flag, again + (" --solution" if solution else ""))))
     return 1
+
+
+MISMATCH_LINE = re.compile(r"^(mismatch: |\s+\[\d+\] expected |note: memory from cudaMalloc )")
+
+
+def io_lines(lines: List[str], random_case: bool) -> Tuple[List[str], List[str]]:
+    """The driver's lines about the case, above the steps (config or `case:`, input) and below them
+    (out, expected). A random case (`--seed`) prints its arrays only when it failed, cut to a window
+    around the first mismatch that says how many elements it leaves out; its mismatch lines come
+    below the steps with them (the show input's full arrays say it all)."""
+    head = [l for l in lines if l.startswith(("config:", "case:", "input:"))]
+    tail = [driver_line(l) if MISMATCH_LINE.match(l) else l for l in lines
+            if l.startswith(("out:", "expected:")) or random_case and MISMATCH_LINE.match(l)]
+    return head, tail
 
 
 def stopped_io(root: Path, puzzle, variant, launches: List[Launch]) -> List[str]:

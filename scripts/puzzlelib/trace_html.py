@@ -13,6 +13,7 @@ Content-Security-Policy forbids every request, so it opens from disk with no net
 
 from __future__ import annotations
 
+import colorsys
 import html
 import json
 from typing import List, Tuple
@@ -113,16 +114,96 @@ SCRIPT = r"""
 """
 
 
-# Thread hues avoid the hazard red's neighbourhood (hue 0 +- HUE_GAP), so that no thread's cells
-# or arrows can be mistaken for a hazard (tests/python/test_trace_html.py measures the distance).
+# Thread colours. Every thread keeps one colour, and the threads drawn together must be told apart:
+# the palette is a farthest-point sequence in CIE L*a*b* (each colour the candidate farthest from
+# all those before it), so any first N threads, 8, 16 or 32 of them, are as far apart as a greedy
+# choice gets (tests/python/test_trace_stop.py measures the distances). The candidates avoid the
+# hazard red's neighbourhood (hues 0 +- HUE_GAP, and a distance in L*a*b*), so that no thread's
+# cells or arrows can be mistaken for a hazard, and are dark enough to read on white (a contrast
+# of 3:1, for the arrows and swatches); a written cell is filled with a pale tint of its thread's
+# colour and outlined in the colour itself.
 HAZARD_RED = "#d00"
+HAZARD_FILL = "#ffd6d6"  # a hazard cell's fill (STYLE's .hazard rect)
 HUE_GAP = 40
+PALETTE_SIZE = 256  # trace's MAX_THREADS: a block drawn has at most this many threads
+FILL_TINT = 0.3     # a written cell's fill: this much of the thread's colour, the rest white
+
+
+def _rgb(hue: float, sat: float, light: float) -> Tuple[float, float, float]:
+    return colorsys.hls_to_rgb(hue / 360, light / 100, sat / 100)
+
+
+def _linear(c: float) -> float:
+    return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+
+def _luminance(rgb: Tuple[float, float, float]) -> float:
+    r, g, b = map(_linear, rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def lab(rgb: Tuple[float, float, float]) -> Tuple[float, float, float]:
+    """CIE L*a*b* (D65) of an sRGB colour with components 0..1; the distance of two is ΔE (CIE76)."""
+    r, g, b = map(_linear, rgb)
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+
+    return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+
+
+def _hex_rgb(text: str) -> Tuple[float, float, float]:
+    digits = text[1:] if len(text) == 7 else "".join(c * 2 for c in text[1:])
+    return tuple(int(digits[i:i + 2], 16) / 255 for i in (0, 2, 4))  # type: ignore[return-value]
+
+
+def _tint(rgb: Tuple[float, float, float]) -> Tuple[float, float, float]:
+    return tuple(round(255 * (1 - FILL_TINT + FILL_TINT * c)) / 255 for c in rgb)  # type: ignore[return-value]
+
+
+def _dist(a, b) -> float:
+    return sum((x - y) ** 2 for x, y in zip(a, b)) ** 0.5
+
+
+_palette: List[str] = []
+
+
+def palette() -> List[str]:
+    """The thread colours, thread 0 first, as #rrggbb (computed once, in about a third of a second)."""
+    if _palette:
+        return _palette
+    red, fill = lab(_hex_rgb(HAZARD_RED)), lab(_hex_rgb(HAZARD_FILL))
+    cands = []  # type: List[Tuple[float, float, float]]
+    for hue in range(HUE_GAP, 360 - HUE_GAP + 1, 5):
+        for sat in (50, 70, 90):
+            for light in (24, 32, 40, 48):
+                rgb = _rgb(hue, sat, light)
+                if (1.05 / (_luminance(rgb) + 0.05) >= 3 and _dist(lab(rgb), red) >= 55
+                        and _dist(lab(_tint(rgb)), fill) >= 14):
+                    cands.append(rgb)
+    labs = [lab(c) for c in cands]
+    first = cands.index(_rgb(215, 70, 40))  # thread 0: a plain blue
+    chosen = [first]
+    nearest = [_dist(l, labs[first]) for l in labs]
+    while len(chosen) < min(PALETTE_SIZE, len(cands)):
+        k = max(range(len(cands)), key=lambda i: nearest[i])  # the first of the farthest: deterministic
+        chosen.append(k)
+        nearest = [min(d, _dist(l, labs[k])) for d, l in zip(nearest, labs)]
+    _palette.extend("#%02x%02x%02x" % tuple(round(255 * c) for c in cands[k]) for k in chosen)
+    return _palette
 
 
 def thread_colour(t: int, light: bool = False) -> str:
-    """Neighbouring threads get far-apart hues (the golden angle), so arrows tell them apart."""
-    hue = HUE_GAP + (t * 137.508) % (360 - 2 * HUE_GAP)
-    return "hsl(%.0f, 70%%, %d%%)" % (hue, 88 if light else 36)
+    """Thread t's colour (its arrows, outlines and swatch), or with light=True the pale fill of a
+    cell it wrote. Beyond PALETTE_SIZE threads the colours repeat."""
+    colours = palette()
+    colour = colours[t % len(colours)]
+    if not light:
+        return colour
+    return "#%02x%02x%02x" % tuple(round(255 * c) for c in _tint(_hex_rgb(colour)))
 
 
 def esc(s: object) -> str:

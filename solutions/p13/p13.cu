@@ -12,8 +12,8 @@
 //
 // The driver (driver.cpp) calls the launcher, reads d_result[0] and compares it with a CPU
 // reference, exactly (the maximum of floats involves no rounding). TPB must be a power of two:
-// the tree halves it at every step. Fill in the `FILL ME IN` regions; puzzles/p13/README.md walks
-// through both variants.
+// the tree halves it at every step. Fill in the `FILL ME IN` regions; puzzles/p13/README.md (in
+// Korean: puzzles/p13/README.ko.md) walks through both variants.
 #include <cuda_runtime.h>
 
 #include <cfloat>  // FLT_MAX

@@ -3,7 +3,8 @@
 Used by test_docs_ko.py (docs/X.md and docs/X.ko.md stay in step) and test_scaffold.py (the
 Korean page that `new` writes is Korean). Only what this repository's pages use is understood:
 fenced blocks opened and closed by a line of three backticks (indented inside a list item too),
-indented code paragraphs, ATX headings, list items, table rows and GitHub's heading anchors.
+indented code paragraphs, ATX headings, list items, table rows, one-line HTML comments (not shown,
+so not prose) and GitHub's heading anchors.
 """
 
 import re
@@ -14,6 +15,7 @@ from conftest import HANGUL
 FENCE = re.compile(r"^(?P<indent>\s*)```")  # as scripts/readme_samples.py opens a block
 HEADING = re.compile(r"^(?P<level>#{1,6})\s+(?P<text>.*?)\s*$")
 LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+COMMENT = re.compile(r"^\s*<!--.*-->\s*$")  # a one-line HTML comment
 INLINE_CODE = re.compile(r"(`+)(.+?)\1")
 LINK = re.compile(r"\[(?P<text>[^\]]*)\]\((?P<target>[^)\s]*)\)")
 # Prose shorter than this (once inline code and link targets are left out) is not judged: a table
@@ -53,7 +55,9 @@ def parse(text: str) -> Page:
             i = end + 1
             continue
         heading = HEADING.match(line)
-        if heading:
+        if COMMENT.match(line):
+            flush()  # not shown: a sample marker, the translation's source line
+        elif heading:
             flush()
             headings.append((len(heading.group("level")), heading.group("text")))
         elif not line.strip():

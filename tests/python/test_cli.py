@@ -23,7 +23,7 @@ from puzzlelib import build as bld
 from puzzlelib.common import UsageError
 from puzzlelib import commands
 from puzzlelib.driver import Outcome, classify, parse_result_line, relevant_lines, tidy_line
-from puzzlelib.cases import case_seed
+from puzzlelib.cases import TRACE_MAX_THREADS, case_seed, run_seed
 from puzzlelib.puzzles import discover, find_puzzle, load_puzzle
 
 
@@ -340,6 +340,99 @@ def test_run_pass_suggests_check(cli, fixture_root, fake_driver):
     assert "check p99 --simple --solution" in r.stdout
 
 
+# A driver whose kernel is right on the show input (a[i] = i) and wrong on every random input: the
+# p14 --simple bug `local_i > offset` for `>=`, which a[0] = 0 hides.
+SHOW_ONLY_DRIVER = """\
+#!{python}
+import json, sys
+args = sys.argv[1:]
+with open({log!r}, "a") as f:
+    f.write(json.dumps(args) + "\\n")
+value = lambda flag: args[args.index(flag) + 1]
+n, tpb = int(value("--n")), int(value("--tpb"))
+if "--show" in args:
+    print("config:   SIZE = %d, TPB = %d" % (n, tpb))
+    print("input:    [0, 1, 2, 3]")
+    print("out:      [0, 1, 3, 6]")
+    print("expected: [0, 1, 3, 6]")
+    verdict, seed = "pass", 0
+else:
+    seed = int(value("--seed"))
+    print("case: SIZE = %d, TPB = %d, seed = %d" % (n, tpb, seed))
+    print("mismatch: 3 of 4 outputs differ; first at index 1")
+    print("  [1] expected -2, got 1")
+    verdict = "fail"
+print("RESULT " + json.dumps({{"verdict": verdict, "variant": value("--variant"), "n": n, "tpb": tpb, "seed": seed,
+                              "mismatches": 3 if verdict == "fail" else 0}}))
+sys.exit(0 if verdict == "pass" else 1)
+"""
+
+
+def show_only_driver(tmp_path, log):
+    path = tmp_path / "show_only_driver.py"
+    path.write_text(SHOW_ONLY_DRIVER.format(python=sys.executable, log=str(log)), encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def test_run_adds_one_random_input_of_the_show_size(cli, fixture_root, fake_driver, tmp_path):
+    """A passing kernel: the show input, then one random input of the same size, whose seed is
+    the same on every call; one line more than the show input's output."""
+    log = tmp_path / "log"
+    binary = fake_driver(log=log)
+    seed = run_seed(discover(fixture_root)["p99"].variants["simple"])
+    outputs = [cli("run", "p99", "--simple", "--binary", binary, root=fixture_root) for _ in range(2)]
+    for r in outputs:
+        assert r.returncode == 0, r
+        lines = r.stdout.splitlines()
+        verdict = lines.index("\u2705 p99 --simple passed")
+        assert lines[verdict - 1] == "A random input of the same size passed too (seed %d)." % seed, r.stdout
+        assert lines[verdict - 2] == "" and lines[verdict - 3].startswith("expected:"), r.stdout
+    assert outputs[0].stdout == outputs[1].stdout
+    show, random_input = read_log(log)[:2]
+    assert show == ["--variant", "simple", "--show", "--n", "8", "--tpb", "8"]
+    assert random_input == ["--variant", "simple", "--n", "8", "--tpb", "8", "--seed", str(seed)]
+
+
+def test_run_fails_when_the_show_input_passes_and_the_random_one_does_not(cli, fixture_root, tmp_path):
+    log = tmp_path / "log"
+    binary = show_only_driver(tmp_path, log)
+    seed = run_seed(discover(fixture_root)["p99"].variants["simple"])
+    r = cli("run", "p99", "--simple", "--binary", binary, root=fixture_root)
+    assert r.returncode == 1, r
+    assert "\u2705" not in r.stdout and "passed too" not in r.stdout
+    lines = r.stdout.splitlines()
+    head = "The show input passed, but a random input of the same size failed (n=8 tpb=8 seed=%d):" % seed
+    at = lines.index(head)
+    assert lines[at + 1:at + 4] == ["case: SIZE = 8, TPB = 8, seed = %d" % seed,
+                                    "mismatch: 3 of 4 outputs differ; first at index 1", "  [1] expected -2, got 1"]
+    verdict = lines.index("\u274c p99 --simple failed on a random input: wrong answer")
+    assert lines[verdict + 1] == "    replay: python3 scripts/puzzle.py run p99 --simple --n 8 --tpb 8 --seed %d " \
+                                 "--backend cpu --binary %s" % (seed, binary)
+    assert lines[verdict + 2] == "    trace: python3 scripts/puzzle.py trace p99 --simple --n 8 --tpb 8 --seed %d " \
+                                 "--binary %s" % (seed, binary)
+    assert "Look at the mismatches above" in lines[verdict + 3]
+    assert read_log(log)[1] == ["--variant", "simple", "--n", "8", "--tpb", "8", "--seed", str(seed)]
+    # The replay runs that very case again.
+    replay = shlex.split(lines[verdict + 1].split("replay: ", 1)[1])[2:]
+    again = cli(*replay, root=fixture_root)
+    assert again.returncode == 1, again
+    assert read_log(log)[-1] == read_log(log)[1]
+    # And in Korean.
+    ko = cli("run", "p99", "--simple", "--binary", binary, "--lang", "ko", root=fixture_root)
+    assert ko.returncode == 1
+    assert "위 입력은 통과했지만 같은 크기의 무작위 입력에서는 실패했습니다 (n=8 tpb=8 seed=%d):" % seed in ko.stdout
+    assert "\u274c p99 --simple 무작위 입력에서 실패: 오답" in ko.stdout
+    assert "    trace로 보기: python3 scripts/puzzle.py trace p99 --simple" in ko.stdout
+
+
+def test_run_with_a_size_or_seed_runs_only_that_case(cli, fixture_root, tmp_path):
+    log = tmp_path / "log"
+    r = cli("run", "p99", "--simple", "--seed", "5", "--binary", show_only_driver(tmp_path, log), root=fixture_root)
+    assert r.returncode == 1, r
+    assert len(read_log(log)) == 1 and "random input of the same size" not in r.stdout
+
+
 def test_run_timeout(cli, fixture_root, fake_driver):
     start = time.monotonic()
     r = cli("run", "p99", "--simple", "--binary", fake_driver("hang"), root=fixture_root,
@@ -433,6 +526,11 @@ def test_check_stops_variant_at_first_failure(cli, fixture_root, fake_driver, tm
     replay = "replay: python3 scripts/puzzle.py run p99 --simple --n %s --tpb %s --seed %s" % (
         last["--n"], last["--tpb"], last["--seed"])
     assert replay in r.stdout
+    # ... and the trace of the same case, on the line after it
+    trace = "    trace: python3 scripts/puzzle.py trace p99 --simple --n %s --tpb %s --seed %s --binary %s" % (
+        last["--n"], last["--tpb"], last["--seed"], binary)
+    lines = r.stdout.splitlines()
+    assert lines[lines.index(trace) - 1].startswith("    " + replay), r.stdout
     assert "    | mismatch at index 3: got 7, expected 6" in r.stdout
     # the other variants still ran
     assert "\u2705 p99 --double-buffer: pass" in r.stdout
@@ -475,6 +573,52 @@ def test_check_gpu_large_n(cli, fixture_root, fake_driver, tmp_path):
 def test_check_binary_needs_one_puzzle(cli, fixture_root, fake_driver):
     r = cli("check", "--binary", fake_driver(), root=fixture_root)
     assert r.returncode == 2
+
+
+def test_check_gives_no_trace_command_for_blocks_trace_cannot_draw(cli, fixture_root, fake_driver):
+    d = fixture_root / "puzzles" / "p97"
+    d.mkdir()
+    (d / "puzzle.json").write_text(json.dumps({"title": "Fixture wide blocks", "summary": "blocks of 512", "variants": {
+        "wide": {"summary": "one block of 512 threads", "show": {"n": 8, "tpb": 8}, "tpb": [2 * TRACE_MAX_THREADS],
+                 "max_n": "tpb", "large_n": None}}}), encoding="utf-8")
+    (d / "p97.cu").write_text("// learner file\n", encoding="utf-8")
+    r = cli("check", "p97", "--seed", "1", "--binary", fake_driver("fail"), root=fixture_root)
+    assert r.returncode == 1, r
+    assert "replay: python3 scripts/puzzle.py run p97 --wide --n 1 --tpb 512" in r.stdout
+    assert "trace p97" not in r.stdout
+    assert "    trace: not for this case: its blocks have 512 threads, and trace draws at most %d" % TRACE_MAX_THREADS \
+        in r.stdout.splitlines()
+
+
+def test_check_gives_no_trace_command_for_a_gpu_binary(cli, fixture_root, fake_driver):
+    r = cli("check", "p99", "--simple", "--seed", "1", "--backend", "gpu", "--binary", fake_driver("fail"),
+            root=fixture_root)
+    assert r.returncode == 1, r
+    assert "replay: python3 scripts/puzzle.py run p99 --simple" in r.stdout and "puzzle.py trace" not in r.stdout
+    assert "    trace:" not in r.stdout
+
+
+@pytest.mark.parametrize("result, block", [
+    (None, 0),
+    ({"origin": {"nodes": [{"kind": "write", "block": [3, 0, 0], "thread": [1, 0, 0]}]}}, 3),
+    ({"origin": {"nodes": [{"kind": "write", "block": [3, 1, 0]}]}}, 0),  # 2D grid: no blockIdx.x to give
+    ({"diagnosis": {"kind": "race_shared", "block": [5, 0, 0]}}, 5),
+    ({"diagnosis": {"kind": "race_schedule", "block": None}}, 0),
+])
+def test_the_trace_command_follows_the_block_that_went_wrong(result, block):
+    assert commands.failing_block(result) == block
+    variant = load_puzzle(REPO / "puzzles" / "p14").variants["complete"]
+    lines = commands.case_lines(variant, 100, 8, 7, False, "cpu", None, result)
+    assert lines[1].endswith("--n 100 --tpb 8 --seed 7" + (" --blockidx %d" % block if block else "")), lines
+
+
+def test_trace_takes_the_flags_of_a_replay_line(cli, fixture_root):
+    r = cli("trace", "--help", root=fixture_root)
+    assert "--seed S" in r.stdout and "--backend cpu" in r.stdout
+    # A replay line's flags are trace's: only a GPU cannot be traced, and says so.
+    r = cli("trace", "p99", "--simple", "--n", "3", "--tpb", "8", "--seed", "5", "--backend", "gpu",
+            root=fixture_root)
+    assert r.returncode == 2 and "a GPU run cannot be traced" in r.stderr, r
 
 
 # ------------------------------------------------------------------------------- build errors

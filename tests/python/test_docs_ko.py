@@ -118,6 +118,9 @@ def test_a_pair_passes_and_each_way_of_breaking_it_is_found():
         assert any(what in p for p in problems), (what, problems)
     problems = pair_problems("x.md", EN.replace("[x.ko.md](x.ko.md)", ""), "x.ko.md", KO)
     assert any("does not link x.ko.md" in p for p in problems), problems
+    # The translation's source line (scripts/translation_source.py) is a comment, not English prose.
+    stamped = KO.replace("# 제목\n", "# 제목\n\n<!-- source: x.md @ %s -->\n" % ("0" * 40))
+    assert parse(stamped).prose == parse(KO).prose and pair_problems("x.md", EN, "x.ko.md", stamped) == []
 
 
 def test_the_korean_readme_links_the_korean_pages_where_readme_links_the_english_ones():

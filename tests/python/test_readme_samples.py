@@ -1,6 +1,7 @@
 """Every sample output in the READMEs (English and Korean) is what the program prints now.
-A Korean page shows its English page's samples and, besides them, samples of the Korean messages
-(`--lang ko`): at least one `run` or `check` per puzzle.
+A Korean page shows its English page's samples in order, each as it is or in Korean (the same
+arguments and `--lang ko`), and may add samples of the Korean messages besides: at least one `run`
+or `check` per puzzle.
 
 The samples are marked `<!-- sample: ARGS -->` and produced by scripts/readme_samples.py, which
 runs `scripts/puzzle.py ARGS` (planted bugs through their test binaries). Running the program
@@ -60,21 +61,66 @@ def test_every_planted_sample_names_an_existing_planted_bug():
             assert plant.is_file(), "%s: planted=%s, but %s does not exist" % (s.where, s.planted, plant)
 
 
-def test_the_korean_readmes_have_the_english_samples_and_only_korean_ones_besides():
-    # A Korean page shows what its English page shows, and may add samples of the Korean messages.
+def pairing_problems(english, korean):
+    """What keeps a Korean page's samples from being its English page's: each English sample, in
+    order, shown as it is or in Korean (its arguments and `--lang ko`); Korean samples besides."""
+    def shown(s):
+        return [rs.normalize(l) for l in s.lines]
+
+    def counterpart(e, k):
+        return k.planted == e.planted and (k.args == e.args or k.korean and k.english_args == e.args)
+
+    problems = ["%s: an English page shows Korean output" % e.where for e in english if e.korean]
+    k = 0
+    for e in english:
+        while k < len(korean) and not counterpart(e, korean[k]):
+            if not korean[k].korean:
+                problems.append("%s: an English sample that %s does not show here (or not in this order)"
+                                % (korean[k].where, e.path.name))
+            k += 1
+        if k == len(korean):
+            problems.append("%s: the Korean page lacks this sample, in English or with --lang ko" % e.where)
+            return problems
+        if not korean[k].korean and shown(korean[k]) != shown(e):
+            problems.append("%s: shows other output than %s" % (korean[k].where, e.where))
+        k += 1
+    problems += ["%s: an English sample that %s does not show (or not in this order)" % (s.where, s.path.name)
+                 for s in korean[k:] if not s.korean]
+    return problems
+
+
+def test_the_korean_readmes_show_the_english_samples_in_english_or_korean_and_korean_ones_besides():
     by_file = {}
     for s in SAMPLES:
         by_file.setdefault(s.path, []).append(s)
     pairs = [(path, path.parent / "README.ko.md") for path in by_file
              if path.name == "README.md" and (path.parent / "README.ko.md").is_file()]
     assert len(pairs) >= 6  # the top page, the simulator's and the four puzzles'
-
-    def shown(samples):
-        return [(s.args, s.planted, [rs.normalize(l) for l in s.lines]) for s in samples]
-
     for english, korean in pairs:
-        assert not [s.where for s in by_file[english] if s.korean], "an English page shows Korean output"
-        assert shown(by_file[english]) == shown([s for s in by_file[korean] if not s.korean]), korean
+        problems = pairing_problems(by_file[english], by_file.get(korean, []))
+        assert not problems, "\n".join(problems)
+
+
+def test_pairing_finds_each_way_a_korean_page_can_drift():
+    def sample(page, *args, lines=("out",)):
+        return rs.Sample(REPO / page, 0, 1, 2, "", list(args), None, ["$ x"] + list(lines))
+    en = [sample("README.md", "run", "p14", "--simple"), sample("README.md", "check", "p14")]
+    ok = [sample("README.ko.md", "run", "p14", "--simple", "--lang", "ko", lines=("출력",)),
+          sample("README.ko.md", "list", "--lang", "ko"),
+          sample("README.ko.md", "check", "p14")]
+    assert pairing_problems(en, ok) == []
+    broken = {
+        "lacks this sample": ok[:2],
+        "shows other output": ok[:2] + [sample("README.ko.md", "check", "p14", lines=("other",))],
+        "not in this order": [ok[2], ok[0]],
+        "shows Korean output": None,
+    }
+    for what, korean in broken.items():
+        english = en if korean is not None else en + [sample("README.md", "list", "--lang", "ko")]
+        problems = pairing_problems(english, korean if korean is not None else ok)
+        assert any(what in p for p in problems), (what, problems)
+    assert sample("x", "run", "p14", "--lang", "ko", "--simple").english_args == ["run", "p14", "--simple"]
+    assert sample("x", "check", "--lang=ko").english_args == ["check"]
 
 
 HANGUL = re.compile(r"[\uac00-\ud7a3]")

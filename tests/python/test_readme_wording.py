@@ -4,11 +4,16 @@
 - Korean READMEs avoid the awkward phrases found in review.
 - Every figure about the simulator's speed in README.md comes from a committed report that names
   the machine and the command that printed it, and is quoted from it, not retyped.
+- The first screen of each top README is what the project is, the install line, the first command
+  and its output (in Korean on README.ko.md); platform details come after. Each learner file names
+  its lesson in both languages.
 """
 import re
 from pathlib import Path
 
 import pytest
+
+import readme_samples as rs  # scripts/ (conftest puts it on sys.path)
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -73,3 +78,40 @@ def test_readme_speed_figures_are_quoted_from_the_report():
     for figure in figures:
         assert figure in report, "README.md's figure %s is not in %s" % (figure, report_path().name)
     assert "python3 scripts/bench_sim.py" in simulator
+
+
+LEARNER_FILES = sorted(p for p in ROOT.glob("puzzles/p*/p*.cu") if p.stem == p.parent.name)
+
+
+@pytest.mark.parametrize("path", LEARNER_FILES, ids=lambda p: p.parent.name)
+def test_each_learner_file_points_to_both_readmes(path):
+    # The skeleton's header comment (generated from solutions/pNN/pNN.cu) is what a learner reads
+    # first: it names the lesson in English and in Korean, and both pages exist.
+    header = path.read_text(encoding="utf-8").split("#include", 1)[0]
+    for page in ("README.md", "README.ko.md"):
+        name = "puzzles/%s/%s" % (path.parent.name, page)
+        assert name in header, "%s's header comment does not name %s" % (path.relative_to(ROOT), name)
+        assert (ROOT / name).is_file(), name
+
+
+def test_there_are_learner_files():
+    assert {"p12", "p13", "p14", "p29"} <= {p.parent.name for p in LEARNER_FILES}
+
+
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+@pytest.mark.parametrize("name, korean", [("README.md", False), ("README.ko.md", True)])
+def test_the_first_screen_is_install_line_first_command_and_its_output(name, korean):
+    text = (ROOT / name).read_text(encoding="utf-8")
+    command = "python3 scripts/puzzle.py run p14 --simple" + (" --lang ko" if korean else "")
+    first_block = re.search(r"^```sh\n(.*?)\n", text, re.M)
+    assert first_block and first_block.group(1) == command, "%s: the first command should be `%s`" % (name, command)
+    sample = rs.parse(ROOT / name)[0]
+    assert rs.SHOWN_PREFIX + " ".join(sample.args) == "$ " + command, sample.where
+    assert bool([l for l in sample.lines if HANGUL.search(l)]) == korean, "%s: the first output's language" % sample.where
+    lines = text.splitlines()
+    assert text.index("apt-get install") < first_block.start(), "%s: the install line comes first" % name
+    after_sample = len("\n".join(lines[:sample.end + 1]))
+    for detail in ("ucontext", "atos", "qemu", "RLIMIT_AS"):
+        assert text.find(detail) > after_sample, "%s: %r comes before the first run's output" % (name, detail)

@@ -1,7 +1,7 @@
 """`trace` of a launch that stops (issue 21): barrier divergence, a runaway block, a runaway thread
 that the watchdog ends. The trace still draws every step up to the stop, the shared arrays as they
 stood, and where each thread was; the page draws a same-step read from the written cell, keeps
-thread colours away from the hazard red, and shows input/out/expected when the run stopped.
+thread colours away from the hazard red and apart from each other, and shows input/out/expected when the run stopped.
 Runs against the test build (PUZZLES_BUILD_DIR), like test_trace.py.
 """
 
@@ -160,6 +160,48 @@ def test_no_thread_colour_is_close_to_the_hazard_red():
     for t in range(1024):
         assert math.dist(lab(css_rgb(thread_colour(t))), red) >= 50, thread_colour(t)
         assert math.dist(lab(css_rgb(thread_colour(t, True))), fill) >= 12, thread_colour(t, True)
+
+
+def old_thread_colour(t, light=False):
+    """The colours before issue 5: golden-angle steps of 137.5 degrees taken modulo 280, which put
+    odd and even threads into two clusters (T₁, T₃, T₅ and T₇ all greenish)."""
+    hue = 40 + (t * 137.508) % 280
+    return "hsl(%.0f, 70%%, %d%%)" % (hue, 88 if light else 36)
+
+
+def closest_pair(colour, count):
+    """(ΔE, t, u): the two of threads 0..count-1 whose colours are closest in CIE L*a*b*."""
+    labs = [lab(css_rgb(colour(t))) for t in range(count)]
+    return min((math.dist(labs[t], labs[u]), t, u) for t in range(count) for u in range(t + 1, count))
+
+
+# The least ΔE (CIE76) between two of the first N threads. About 2 is a just noticeable difference;
+# the legend shows 32 threads, a block of 8 or 16 is the usual trace.
+DISTINCT = {8: 40, 16: 25, 32: 15}
+
+
+@pytest.mark.parametrize("count", sorted(DISTINCT))
+def test_the_threads_drawn_together_have_distinct_colours(count):
+    far, t, u = closest_pair(thread_colour, count)
+    assert far >= DISTINCT[count], "T%d %s and T%d %s are only %.1f apart" % (
+        t, thread_colour(t), u, thread_colour(u), far)
+    # The measure catches what the old scheme did: its odd threads looked alike.
+    old, t, u = closest_pair(old_thread_colour, count)
+    assert old < DISTINCT[count] / 2, (old, t, u)
+    # The pale fills of written cells differ too (each cell is also outlined in its thread's colour).
+    fills, t, u = closest_pair(lambda t: thread_colour(t, True), count)
+    assert fills >= 4, (fills, thread_colour(t, True), thread_colour(u, True))
+    # Each thread keeps its colour: the same every call.
+    assert [thread_colour(t) for t in range(count)] == [thread_colour(t) for t in range(count)]
+
+
+def test_thread_colours_are_dark_enough_for_arrows_on_white():
+    def luminance(rgb):
+        return sum(w * (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4) for w, c in zip((0.2126, 0.7152, 0.0722), rgb))
+
+    for t in range(256):
+        assert 1.05 / (luminance(css_rgb(thread_colour(t))) + 0.05) >= 3, thread_colour(t)
+        assert luminance(css_rgb(thread_colour(t, True))) >= 0.4, thread_colour(t, True)  # dark text stays legible
 
 
 def test_the_page_reflows_at_500_px(tmp_path):

@@ -20,7 +20,7 @@ namespace channel {
 constexpr const char* kOutputFdEnv = "PUZZLES_OUTPUT_FD";
 constexpr uint64_t kMagic = 0x3154554f5a5a5550ull;  // "PUZZOUT1"
 
-constexpr uint64_t kDiagnosisMagic = 0x324149445a5a5550ull;  // "PUZZDIA2" (2: with `interleaved`)
+constexpr uint64_t kDiagnosisMagic = 0x334149445a5a5550ull;  // "PUZZDIA3" (3: the record as JSON)
 
 // Who last wrote the bytes of a downloaded output buffer, as the simulator saw it.
 enum class Writer : uint8_t { None = 0, Host = 1, Memset = 2, Kernel = 3 };
@@ -47,20 +47,15 @@ struct Record {
 // The simulator's diagnosis of the error that ends the learner's process, sent just before it
 // exits (harness/src/diagnosis.h). The checker only uses it to explain an exit code that is a
 // failure already (3 race, 4 error), and only when its kind is a simulator kind of that exit
-// code: forged, it can at most misname the error, never turn it into a pass. Strings are
-// NUL-terminated and cut to their array.
+// code: forged, it can at most misname the error, never turn it into a pass. The checker passes
+// the record on as a JSON string, never as JSON of its own, so a forged record cannot add fields
+// to the checker's RESULT. Strings are NUL-terminated and cut to their array; a record longer
+// than the array is replaced by {"kind": ...}.
 struct DiagnosisRecord {
   uint64_t magic = kDiagnosisMagic;
   char kind[32] = {};
-  char detail[128] = {};
-  char message[512] = {};
-  char sites[2][256] = {};
-  uint32_t site_count = 0;
-  uint32_t has_block = 0;
-  uint32_t block[3] = {};
-  uint32_t thread_count = 0;
-  uint32_t threads[2][3] = {};
-  uint32_t interleaved = 0;
+  uint32_t length = 0;  // bytes of `record` used
+  char record[32768] = {};
 };
 
 const char* writer_name(Writer w);  // "a kernel", "cudaMemset", "a cudaMemcpy from host memory", ...

@@ -65,6 +65,34 @@ const char* kind_name(Kind k);      // "barrier_divergence"
 int kind_code(Kind k);              // the exit code: 3 race, 4 other
 const char* kind_category(Kind k);  // "divergence"
 
+// The facts of a diagnosis that its kind alone does not say, by name: the array and index, the
+// barrier interval, counts, the source expression... Everything a front end words for the
+// learner comes from here and the fields below; scripts/puzzlelib/diagnosis.py renders them in
+// the learner's language, and its rules choose the advice from them. The record crosses the
+// processes as one JSON object (record_json), so a new fact is set here and read there, and no
+// code in between changes.
+class Facts {
+ public:
+  Facts& set(const char* name, const std::string& value);
+  Facts& set(const char* name, const char* value);
+  Facts& set(const char* name, long long value);
+  Facts& set(const char* name, int value) { return set(name, (long long)value); }
+  Facts& set(const char* name, unsigned value) { return set(name, (long long)value); }
+  Facts& set(const char* name, size_t value) { return set(name, (long long)value); }
+  Facts& set(const char* name, bool value);
+  Facts& set(const char* name, uint3 value);
+  Facts& set_json(const char* name, const std::string& json);  // an array or object already in JSON
+  bool empty() const { return body_.empty(); }
+  std::string json() const { return "{" + body_ + "}"; }
+
+ private:
+  Facts& raw(const char* name, const std::string& json);
+  std::string body_;
+};
+
+std::string json_quote(const std::string& s);  // a JSON string literal
+std::string json_uint3(uint3 v);                 // [x, y, z]
+
 struct Diagnosis {
   Diagnosis() = default;
   explicit Diagnosis(Kind k) : kind(k) {}
@@ -78,7 +106,13 @@ struct Diagnosis {
   // of a checked launch); for race_schedule, the result differed from the first schedule's because
   // blocks interleaved, which runs of one block at a time never show.
   bool interleaved = false;
+  Facts facts;
 };
+
+// The whole diagnosis as one JSON object, the form every front end reads (docs/architecture.md,
+// "The diagnosis record"): kind, category, code, sites, block, threads, detail, interleaved,
+// message (the English report, for programs run without the CLI) and facts.
+std::string record_json(const Diagnosis& d, const std::string& message);
 
 }  // namespace detail
 }  // namespace cudasim

@@ -88,6 +88,45 @@ std::string ranges(const std::vector<unsigned>& ids) {
   return out;
 }
 
+// ---- the diagnosis record -------------------------------------------------------------------------
+
+std::string json_quote(const std::string& s) {
+  std::string r = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') r += '\\', r += char(c);
+    else if (c == '\n') r += "\\n";
+    else if (c == '\t') r += "\\t";
+    else if (c < 0x20) r += strf("\\u%04x", c);
+    else r += char(c);
+  }
+  return r + "\"";
+}
+
+std::string json_uint3(uint3 v) { return strf("[%u, %u, %u]", v.x, v.y, v.z); }
+
+Facts& Facts::raw(const char* name, const std::string& json) {
+  if (!body_.empty()) body_ += ", ";
+  body_ += json_quote(name) + ": " + json;
+  return *this;
+}
+Facts& Facts::set(const char* name, const std::string& value) { return raw(name, json_quote(value)); }
+Facts& Facts::set(const char* name, const char* value) { return raw(name, value ? json_quote(value) : "null"); }
+Facts& Facts::set(const char* name, long long value) { return raw(name, std::to_string(value)); }
+Facts& Facts::set(const char* name, bool value) { return raw(name, value ? "true" : "false"); }
+Facts& Facts::set(const char* name, uint3 value) { return raw(name, json_uint3(value)); }
+Facts& Facts::set_json(const char* name, const std::string& json) { return raw(name, json); }
+
+std::string record_json(const Diagnosis& d, const std::string& message) {
+  std::string sites, threads;
+  for (const std::string& s : d.sites) sites += (sites.empty() ? "" : ", ") + json_quote(s);
+  for (const uint3& t : d.threads) threads += (threads.empty() ? "" : ", ") + json_uint3(t);
+  return "{\"kind\": " + json_quote(kind_name(d.kind)) + ", \"category\": " + json_quote(kind_category(d.kind)) +
+         ", \"code\": " + std::to_string(kind_code(d.kind)) + ", \"sites\": [" + sites + "], \"block\": " +
+         (d.has_block ? json_uint3(d.block) : "null") + ", \"threads\": [" + threads + "], \"detail\": " +
+         (d.detail.empty() ? "null" : json_quote(d.detail)) + ", \"interleaved\": " + (d.interleaved ? "true" : "false") +
+         ", \"message\": " + json_quote(message) + ", \"facts\": " + d.facts.json() + "}";
+}
+
 std::string kernel_str(const LaunchSite& s) { return strf("kernel %s (launched at %s)", s.kernel, where(s.file, s.line).c_str()); }
 
 __thread int tl_own_calls = 0;
@@ -100,20 +139,8 @@ void fatal(const Diagnosis& d, const std::string& message) {
   std::fprintf(stderr, "cudasim: error: %s\n", message.c_str());
   std::fflush(stderr);
   if (g_hook) {
-    const std::string first_line = message.substr(0, message.find('\n'));
-    DiagnosisView v{};
-    v.code = kind_code(d.kind);
-    v.kind = kind_name(d.kind);
-    v.site_count = int(std::min<size_t>(d.sites.size(), 2));
-    for (int i = 0; i < v.site_count; ++i) v.sites[i] = d.sites[i].c_str();
-    v.has_block = d.has_block;
-    v.block[0] = d.block.x, v.block[1] = d.block.y, v.block[2] = d.block.z;
-    v.thread_count = int(std::min<size_t>(d.threads.size(), 2));
-    for (int i = 0; i < v.thread_count; ++i)
-      v.threads[i][0] = d.threads[i].x, v.threads[i][1] = d.threads[i].y, v.threads[i][2] = d.threads[i].z;
-    v.detail = d.detail.c_str();
-    v.message = first_line.c_str();
-    v.interleaved = d.interleaved;
+    const std::string record = record_json(d, message);
+    DiagnosisView v{kind_code(d.kind), kind_name(d.kind), record.c_str()};
     g_hook(v);
   }
   std::fflush(stdout);

@@ -59,18 +59,10 @@ void set_error_mode(ErrorMode m);
 // What the simulator found when it reports an error, as data (harness/sim/src/diagnosis.h lists
 // the kinds). Strings are "" and counts 0 where a kind has none; the strings live during the hook only.
 struct DiagnosisView {
-  int code;                   // the exit code: 3 for a race, 4 otherwise
-  const char* kind;           // stable snake_case name: "deadlock", "race_shared", "host_call", ...
-  int site_count;             // "file:line" of the code involved: one, or a race's two accesses
-  const char* sites[2];
-  int has_block;              // the block involved, when one is
-  unsigned block[3];
-  int thread_count;           // the threads involved, at most two
-  unsigned threads[2][3];
-  const char* detail;         // what the kind alone does not say (the host function's name)
-  const char* message;        // the first line of the message printed after "cudasim: error: "
-  int interleaved;            // found by the run whose blocks took turns side by side (the 'random'
-                              // schedule of a checked launch): a race_schedule between blocks
+  int code;            // the exit code: 3 for a race, 4 otherwise
+  const char* kind;    // stable snake_case name: "deadlock", "race_shared", "host_call", ...
+  const char* record;  // the whole diagnosis as one JSON object (docs/architecture.md, "The
+                       // diagnosis record"): kind, sites, block, threads, facts, message, ...
 };
 // Called just before the process exits on a kernel error or a crash, after the message.
 void set_fatal_hook(void (*hook)(const DiagnosisView& d));

@@ -1,0 +1,161 @@
+"""The simulator's diagnosis, worded for the learner from its record of facts.
+
+The simulator describes what it found as one JSON object (docs/architecture.md, "The diagnosis
+record"): its kind, sites, block, threads, `interleaved`, and `facts`, the named facts the kind
+alone does not say (the array and index, the barrier interval, counts, the source expression).
+The driver puts it in RESULT's "diagnosis"; under `grade` the checker passes it on (driver.py,
+`diagnosis_record`). This module turns a record into the lines a learner reads, in the language
+asked for (messages.tr), and chooses the advice by rules over the facts:
+
+- a *renderer* per kind words the facts (`@renderer("race_shared", ...)`);
+- an *advice rule* is a condition over the facts and the words it adds (`@advice(...)`): the
+  rules of a kind are tried in order and the first that holds speaks. Each rule is tested by a
+  kernel that must trigger it and a close kernel that must not (tests/python/test_advice.py).
+
+The renderers and rules live in diagnosis_*.py, one module per family of kinds, next to their
+words; their Korean forms are in locale/ko/LC_MESSAGES/diagnosis_*.po. The simulator's own English
+text (the record's "message", printed as `cudasim: error: ...` by a program run without the CLI)
+is never parsed: the CLI hides that block and prints `render(record)` instead.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from .messages import tr
+
+Renderer = Callable[[dict], List[str]]
+RENDERERS: Dict[str, Renderer] = {}
+
+
+class Advice:
+    """One rule: `when(record)` decides, `say(record)` words it. `id` is stable (tests name it)."""
+
+    def __init__(self, id: str, kinds: Sequence[str], when: Callable[[dict], bool], say: Callable[[dict], str]):
+        self.id = id
+        self.kinds = tuple(kinds)
+        self.when = when
+        self.say = say
+
+    def __repr__(self):
+        return "Advice(%s)" % self.id
+
+
+ADVICE: List[Advice] = []  # in the order they are tried
+
+
+def renderer(*kinds: str) -> Callable[[Renderer], Renderer]:
+    def register(fn: Renderer) -> Renderer:
+        for k in kinds:
+            if k in RENDERERS:
+                raise ValueError("kind %s has two renderers" % k)
+            RENDERERS[k] = fn
+        return fn
+    return register
+
+
+def advice(id: str, kinds: Sequence[str], when: Callable[[dict], bool]) -> Callable[[Callable[[dict], str]], Advice]:
+    """Registers a rule: the decorated function returns the advice's words for a record `when` holds for."""
+    def register(say: Callable[[dict], str]) -> Advice:
+        if any(a.id == id for a in ADVICE):
+            raise ValueError("two advice rules are named %s" % id)
+        a = Advice(id, kinds, when, say)
+        ADVICE.append(a)
+        return a
+    return register
+
+
+def chosen_advice(d: dict) -> Optional[Advice]:
+    """The first rule of the record's kind whose condition holds, or None."""
+    _load()
+    for a in ADVICE:
+        if d.get("kind") in a.kinds and a.when(d):
+            return a
+    return None
+
+
+def advice_text(d: dict) -> Optional[str]:
+    a = chosen_advice(d)
+    return a.say(d) if a else None
+
+
+def facts(d: dict) -> dict:
+    f = d.get("facts")
+    return f if isinstance(f, dict) else {}
+
+
+# ---- words every family uses ----------------------------------------------------------------------
+
+def who(v) -> str:
+    """A block or thread index as the learner writes it: 3, or (3, 1, 0) in a 2D/3D launch."""
+    v = list(v or [0, 0, 0])
+    return str(v[0]) if v[1:] == [0, 0] else "(%s)" % ", ".join(str(x) for x in v)
+
+
+def kernel_words(f: dict) -> str:
+    """`kernel reduce_k1 (launched at p12.cu:97)` from the facts `kernel` and `launch_site`."""
+    if f.get("launch_site"):
+        return tr("kernel {kernel} (launched at {site})").format(kernel=f.get("kernel", "?"), site=f["launch_site"])
+    return tr("kernel {kernel}").format(kernel=f.get("kernel", "?"))
+
+
+# ---- the report -----------------------------------------------------------------------------------
+
+_loaded = False
+
+
+def _load() -> None:
+    """Imports the families' modules, which register their renderers and rules."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import importlib
+    import pkgutil
+    from pathlib import Path
+    for m in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if m.name.startswith("diagnosis_"):
+            importlib.import_module("." + m.name, __package__)
+
+
+def render(d: Optional[dict]) -> List[str]:
+    """The report of a diagnosis record in the learner's language: its lines, the first one the
+    headline. [] without a record or without a renderer for its kind (test_diagnosis.py requires
+    one for every kind the simulator has)."""
+    if not d:
+        return []
+    _load()
+    fn = RENDERERS.get(d.get("kind", ""))
+    if fn is None:
+        return []
+    return fn(d)
+
+
+class ReportFilter:
+    """Hides the simulator's English report from a driver's output, line by line: the block that
+    starts with `cudasim: error: ` and goes on with indented lines. The CLI prints `render()` of
+    the record in its place. A line is kept when the call returns True."""
+
+    PREFIX = "cudasim: error: "
+
+    def __init__(self):
+        self.inside = False
+
+    def __call__(self, line: str) -> bool:
+        if line.startswith(self.PREFIX):
+            self.inside = True
+            return False
+        if self.inside and (line.startswith(" ") or line.startswith("\t")):
+            return False
+        self.inside = False
+        return True
+
+
+def split_output(lines: List[str], d: Optional[dict]) -> Tuple[List[str], List[str]]:
+    """(the driver's other lines, the rendered report): the simulator's English block is replaced
+    by the record's rendering when there is one; otherwise the lines stay as they are."""
+    report = render(d)
+    if not report:
+        return list(lines), []
+    keep = ReportFilter()
+    return [l for l in lines if keep(l)], report
