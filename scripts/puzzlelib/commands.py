@@ -242,7 +242,7 @@ def _random_failure(variant: Variant, outcome: Outcome, n: int, tpb: int, seed: 
     out(tr("The show input passed, but a random input of the same size failed (n={n} tpb={tpb} seed={seed}):")
         .format(n=n, tpb=tpb, seed=seed))
     for line in relevant_lines(outcome.lines):
-        out(driver_line(line))
+        out(line)
     out("")
     for line in origin_lines(outcome.result):
         out(line)
