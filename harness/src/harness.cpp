@@ -8,7 +8,9 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -125,6 +127,73 @@ std::vector<float> random_floats(size_t n, uint64_t seed, float lo, float hi) {
   return v;
 }
 
+// ---- prose for the learner (harness.h, Say) ---------------------------------------------------
+
+bool say_as_data() {
+  static const bool data = [] {
+    const char* v = std::getenv("PUZZLES_DRIVER_TEXT");
+    return v && std::strcmp(v, "data") == 0;
+  }();
+  return data;
+}
+
+Say::Say(const char* key, const char* text) : key_(key), text_(text) {}
+
+Say& Say::fact(const char* name, long long value) {
+  facts_.push_back({name, std::to_string(value), std::to_string(value)});
+  return *this;
+}
+
+Say& Say::fact(const char* name, const std::string& value) {
+  facts_.push_back({name, value, json_string(value)});
+  return *this;
+}
+
+Say& Say::fact(const char* name, const Say& phrase) {
+  facts_.push_back({name, phrase.english(), phrase.json()});
+  return *this;
+}
+
+std::string Say::english() const {
+  std::string out;
+  for (size_t i = 0; i < text_.size();) {
+    const size_t close = text_[i] == '{' ? text_.find('}', i) : std::string::npos;
+    if (close != std::string::npos) {
+      const std::string name = text_.substr(i + 1, close - i - 1);
+      auto f = std::find_if(facts_.begin(), facts_.end(), [&](const Fact& x) { return x.name == name; });
+      if (f != facts_.end()) {
+        out += f->english;
+        i = close + 1;
+        continue;
+      }
+    }
+    out += text_[i++];
+  }
+  return out;
+}
+
+std::string Say::json() const {
+  std::string s = "{\"key\": " + json_string(key_) + ", \"text\": " + json_string(text_);
+  for (const Fact& f : facts_) s += ", " + json_string(f.name) + ": " + f.json;
+  return s + "}";
+}
+
+void Say::print(std::FILE* to) const {
+  std::fprintf(to, "%s%s\n", say_as_data() ? "SAY " : "", (say_as_data() ? json() : english()).c_str());
+}
+
+int refuse(const Case& c, const char* why) {
+  std::fflush(stdout);
+  Say("refused", "error: {puzzle} --{variant} with n = {n}, tpb = {tpb}: {why}")
+      .fact("puzzle", std::string(kPuzzle.name))
+      .fact("variant", c.variant)
+      .fact("n", c.n)
+      .fact("tpb", (long long)c.tpb)
+      .fact("why", Say("refused_why", why))
+      .print(stderr);
+  return 2;
+}
+
 // ---- errors ---------------------------------------------------------------------------------
 
 // A failed CUDA call as data, for the CLI's reason (scripts/puzzlelib/explain.py reads it; the
@@ -239,32 +308,34 @@ static std::string format_window(size_t n, std::string (*at)(const void*, size_t
 // buffers, shared memory and inactive shuffle lanes), as the printed text of each type, so a
 // learner reading "got -842150451" learns what it is. Sums of a few such values (a reduction
 // that added uninitialized elements) are named too.
-static std::string uninit_note(const std::string& text) {
-  static const char* const kFill[][2] = {
-      {"-842150451", "the 0xCD fill read as an int"},
-      {"3452816845", "the 0xCD fill read as an unsigned int"},
-      {"-4.316021e+08", "the 0xCD fill read as a float"},
-      {"-6.277439e+66", "the 0xCD fill read as a double"},
-      {"-3617008641903833651", "the 0xCD fill read as a long long"},
+static std::optional<Say> uninit_note(const std::string& text) {
+  static const std::pair<const char*, Say> kFill[] = {
+      {"-842150451", Say("fill_read_as", "the 0xCD fill read as an int")},
+      {"3452816845", Say("fill_read_as", "the 0xCD fill read as an unsigned int")},
+      {"-4.316021e+08", Say("fill_read_as", "the 0xCD fill read as a float")},
+      {"-6.277439e+66", Say("fill_read_as", "the 0xCD fill read as a double")},
+      {"-3617008641903833651", Say("fill_read_as", "the 0xCD fill read as a long long")},
   };
   for (auto& f : kFill)
-    if (text == f[0]) return std::string("uninitialized: ") + f[1];
-  if (text.find_first_of(".eEn") != std::string::npos) return "";
+    if (text == f.first) return f.second;
+  if (text.find_first_of(".eEn") != std::string::npos) return std::nullopt;
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
   // Only large values: a sum of k fills can also land near 0 (51 x 0xCDCDCDCD = -41 mod 2^32).
-  if (*end || v < INT32_MIN || v > INT32_MAX || (v > -(1 << 24) && v < (1 << 24))) return "";
+  if (*end || v < INT32_MIN || v > INT32_MAX || (v > -(1 << 24) && v < (1 << 24))) return std::nullopt;
   // v = k * 0xCDCDCDCD + r (mod 2^32) with the smallest k that leaves a small rest r: a value
   // computed from k elements nobody wrote.
   for (uint32_t k = 1; k <= 64; ++k) {
     const int32_t r = int32_t(uint32_t(int32_t(v)) - k * 0xCDCDCDCDu);
     if (r > -65536 && r < 65536) {
-      const std::string rest = (r < 0 ? " - " : " + ") + std::to_string(r < 0 ? -(long long)r : (long long)r);
-      if (k == 1) return "uninitialized: the 0xCD fill" + rest + ", computed from memory nobody wrote";
-      return "uninitialized: " + std::to_string(k) + " x the 0xCD fill" + rest + ", a sum of memory nobody wrote";
+      const std::string rest = (r < 0 ? "- " : "+ ") + std::to_string(r < 0 ? -(long long)r : (long long)r);
+      if (k == 1) return Say("fill_computed", "the 0xCD fill {rest}, computed from memory nobody wrote").fact("rest", rest);
+      return Say("fill_sum", "{count} x the 0xCD fill {rest}, a sum of memory nobody wrote")
+          .fact("count", (long long)k)
+          .fact("rest", rest);
     }
   }
-  return "";
+  return std::nullopt;
 }
 
 int finish_impl(const Case& c, const Config& cfg, size_t n_in, size_t n_out, std::string (*in_at)(const void*, size_t), const void* in,
@@ -294,19 +365,26 @@ int finish_impl(const Case& c, const Config& cfg, size_t n_in, size_t n_out, std
     std::printf("case: %s, seed = %" PRIu64 "\n", config_str(c, cfg).c_str(), c.seed);
   }
   if (mismatches) {
-    std::printf("mismatch: %zu of %zu outputs differ; first at index %zu\n", mismatches, n_out, first);
+    Say("mismatch", "mismatch: {count} of {total} outputs differ; first at index {first}")
+        .fact("count", (long long)mismatches)
+        .fact("total", (long long)n_out)
+        .fact("first", (long long)first)
+        .print();
     size_t shown = 0;
     std::vector<std::string> named;  // each fill value is named once, on its first line
     for (size_t i = first; i < n_out && shown < 8; ++i) {
       if (equal(got, expected, i, tol)) continue;
       const std::string g = out_at(got, i);
-      std::string note = uninit_note(g);
-      if (!note.empty()) {
-        if (std::find(named.begin(), named.end(), g) != named.end()) note.clear();
+      std::optional<Say> note = uninit_note(g);
+      if (note) {
+        if (std::find(named.begin(), named.end(), g) != named.end()) note.reset();
         else named.push_back(g);
       }
-      std::printf("  [%zu] expected %s, got %s%s\n", i, out_at(expected, i).c_str(), g.c_str(),
-                  note.empty() ? "" : (" (" + note + ")").c_str());
+      Say line = note ? Say("mismatch_at", "  [{index}] expected {expected}, got {got} (uninitialized: {fill})")
+                      : Say("mismatch_at", "  [{index}] expected {expected}, got {got}");
+      line.fact("index", (long long)i).fact("expected", out_at(expected, i)).fact("got", g);
+      if (note) line.fact("fill", *note);
+      line.print();
       ++shown;
     }
     if (!c.show) {  // the failing case's arrays, shortened around the first mismatch
@@ -316,8 +394,10 @@ int finish_impl(const Case& c, const Config& cfg, size_t n_in, size_t n_out, std
       std::printf("expected: %s\n", format_window(n_out, out_at, expected, from, count).c_str());
     }
     if (!named.empty())
-      std::printf("note: memory from cudaMalloc and __shared__ arrays starts as garbage (the simulator fills it with the "
-                  "byte 0xCD, as above): that output was never written, or was computed from memory nobody wrote.\n");
+      Say("uninitialized",
+          "note: memory from cudaMalloc and __shared__ arrays starts as garbage (the simulator fills it with the byte "
+          "0xCD, as above): that output was never written, or was computed from memory nobody wrote.")
+          .print();
   }
   if (mismatches && first_device && route() == Route::Local && backend::watch_supported()) {
     g_origin.want = true;  // main() reruns the case and prints RESULT with the origin

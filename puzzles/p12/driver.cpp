@@ -67,10 +67,8 @@ std::vector<int> input(const harness::Case& c) {
 }
 
 int run(const harness::Case& c, const Spec& s) {
-  if (const char* why = unsupported(s, c.n, c.tpb)) {
-    std::fprintf(stderr, "error: p12 --%s with n = %lld, tpb = %d: %s\n", c.variant.c_str(), c.n, c.tpb, why);
-    return 2;  // a usage error: the case is outside what the variant promises
-  }
+  // a usage error (exit 2): the case is outside what the variant promises
+  if (const char* why = unsupported(s, c.n, c.tpb)) return harness::refuse(c, why);
   const auto in = input(c);
   const std::vector<int> expected = {int(reference(in))};
   harness::DeviceArray<int> d_in(in), d_out(1), d_work(work_ints(c.n, c.tpb));
@@ -84,15 +82,19 @@ int run(const harness::Case& c, const Spec& s) {
     harness::check_kernels(s.kernel);
     got = d_out.download();
     if (got != expected)
-      std::printf("note: the driver calls p12_%s twice on the same input. Call 1 of 2 returned the right sum; call 2 of 2, "
-                  "with d_work as call 1 left it, did not (below): the kernel must leave its scratch state (a ticket or "
-                  "counter in d_work) as it found it, zero, for the next call. Before call 2 the driver fills d_out "
-                  "with the byte 0xCD, so -842150451 means call 2 never wrote its result.\n",
-                  c.variant.c_str());
+      harness::Say("p12.second_call_wrong",
+                   "note: the driver calls {function} twice on the same input. Call 1 of 2 returned the right sum; "
+                   "call 2 of 2, with d_work as call 1 left it, did not (below): the kernel must leave its scratch "
+                   "state (a ticket or counter in d_work) as it found it, zero, for the next call. Before call 2 the "
+                   "driver fills d_out with the byte 0xCD, so -842150451 means call 2 never wrote its result.")
+          .fact("function", "p12_" + c.variant)
+          .print();
   } else if (s.twice) {
-    std::printf("note: the driver calls p12_%s twice on the same input; call 1 of 2, with d_work all zero, already "
-                "returned a wrong sum (below).\n",
-                c.variant.c_str());
+    harness::Say("p12.first_call_wrong",
+                 "note: the driver calls {function} twice on the same input; call 1 of 2, with d_work all zero, "
+                 "already returned a wrong sum (below).")
+        .fact("function", "p12_" + c.variant)
+        .print();
   }
   harness::Config cfg = {{"SIZE", c.n}, {"TPB", c.tpb}};
   if (s.per_thread) {

@@ -11,7 +11,7 @@
 //   S % 3 == 2   all negative with the maximum at the very end: as 0, then a[n-1] = -0.5
 // All-negative inputs are what catch a 0 identity (any case whose last block is not full pads
 // with it); the maximum in the last element catches a load that drops the tail of the array.
-// The distribution is printed on an `inputs:` line before the `case:` line.
+// The distribution is printed on an `inputs:` line before the `case:` line (a harness::Say line).
 //
 // The result is one float, compared exactly: a maximum only ever selects one of the inputs.
 #include <algorithm>
@@ -34,11 +34,12 @@ using Launcher = void (*)(const float*, float*, int, int);
 
 enum Kind { kAllNegative = 0, kMixed = 1, kNegativeMaxLast = 2 };
 
-const char* kind_name(Kind k) {
+harness::Say kind_name(Kind k) {
   switch (k) {
-    case kAllNegative: return "all negative, uniform in [-1000, -1)";
-    case kMixed: return "mixed signs, uniform in [-1000, 1000)";
-    default: return "all negative, uniform in [-1000, -1), the maximum (-0.5) last";
+    case kAllNegative: return harness::Say("p13.all_negative", "all negative, uniform in [-1000, -1)");
+    case kMixed: return harness::Say("p13.mixed", "mixed signs, uniform in [-1000, 1000)");
+    default:
+      return harness::Say("p13.negative_max_last", "all negative, uniform in [-1000, -1), the maximum (-0.5) last");
   }
 }
 
@@ -51,7 +52,7 @@ std::vector<float> show_input(long long n) {
 
 std::vector<float> random_input(long long n, uint64_t seed) {
   const Kind kind = Kind(seed % 3);
-  std::printf("inputs:   %s\n", kind_name(kind));
+  harness::Say("p13.inputs", "inputs:   {distribution}").fact("distribution", kind_name(kind)).print();
   if (kind == kMixed) return harness::random_floats(n, seed, -1000.0f, 1000.0f);
   std::vector<float> a = harness::random_floats(n, seed, -1000.0f, -1.0f);
   if (kind == kNegativeMaxLast) a[n - 1] = -0.5f;
@@ -64,10 +65,8 @@ float reference(const std::vector<float>& a) {
   return m;
 }
 
-int refuse(const harness::Case& c, const char* why) {
-  std::fprintf(stderr, "error: p13 --%s with n = %lld, tpb = %d: %s\n", c.variant.c_str(), c.n, c.tpb, why);
-  return 2;  // a usage error: the case is outside what the variant promises
-}
+// A case outside what the variant promises: a usage error (exit 2) that says why.
+using harness::refuse;
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
@@ -217,13 +216,17 @@ int run_single_pass(const harness::Case& c) {
     harness::check_kernels("p13_single_pass");
     got = d_result.download();
     if (got != expected)
-      std::printf("note: the driver calls p13_single_pass twice on the same input. Call 1 of 2 returned the right maximum; "
-                  "call 2 of 2, with the ticket as call 1 left it, did not (below): the last block must reset the ticket "
-                  "to zero for the next call. Before call 2 the driver fills d_result with the byte 0xCD, so "
-                  "-4.316021e+08 means call 2 never wrote its result.\n");
+      harness::Say("p13.second_call_wrong",
+                   "note: the driver calls p13_single_pass twice on the same input. Call 1 of 2 returned the right "
+                   "maximum; call 2 of 2, with the ticket as call 1 left it, did not (below): the last block must reset "
+                   "the ticket to zero for the next call. Before call 2 the driver fills d_result with the byte 0xCD, "
+                   "so -4.316021e+08 means call 2 never wrote its result.")
+          .print();
   } else {
-    std::printf("note: the driver calls p13_single_pass twice on the same input; call 1 of 2, with the ticket at zero, "
-                "already returned a wrong maximum (below).\n");
+    harness::Say("p13.first_call_wrong",
+                 "note: the driver calls p13_single_pass twice on the same input; call 1 of 2, with the ticket at zero, "
+                 "already returned a wrong maximum (below).")
+        .print();
   }
   const harness::Config cfg = {{"SIZE", c.n}, {"TPB", c.tpb}, {"launches", 1}};
   return harness::finish(c, cfg, in, got, expected);

@@ -30,10 +30,8 @@ std::vector<int> reference(const std::vector<int>& a, Scan kind) {
   return r;
 }
 
-int refuse(const harness::Case& c, const char* why) {
-  std::fprintf(stderr, "error: p14 --%s with n = %lld, tpb = %d: %s\n", c.variant.c_str(), c.n, c.tpb, why);
-  return 2;  // a usage error: the case is outside what the variant promises
-}
+// A case outside what the variant promises: a usage error (exit 2) that says why.
+using harness::refuse;
 
 int run(const harness::Case& c, Launcher launch, const char* name, Scan kind, harness::Config cfg) {
   auto in = c.show ? harness::iota_ints(c.n) : harness::random_ints(c.n, c.seed, -9, 9);

@@ -23,10 +23,8 @@ constexpr long long kMaxN = 1LL << 30;  // int indices
 // few float roundings (|got - expected| <= 1e-5 * max(1, |expected|)).
 constexpr harness::Tolerance kTolerance{1e-5};
 
-int refuse(const harness::Case& c, const char* why) {
-  std::fprintf(stderr, "error: p29 --%s with n = %lld, tpb = %d: %s\n", c.variant.c_str(), c.n, c.tpb, why);
-  return 2;  // a usage error: the case is outside what the variant promises
-}
+// A case outside what the variant promises: a usage error (exit 2) that says why.
+using harness::refuse;
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable, List, Optional, Tuple
 
 from .common import BuildError, err, ncpu, quote_cmd, rel, stdout_is_tty
+from .messages import tr
 
 # g++/clang: file:line:col: error: msg    nvcc/MSVC: file(line): error: msg
 GCC_DIAG = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+)(?::(?P<col>\d+))?:\s*"
@@ -126,12 +127,12 @@ class BuildLock:
             waited = time.monotonic() - start
             if waited > self.timeout:
                 f.close()
-                err("Another command has been building in %s for over %d minutes. If none is running, "
-                    "delete %s and run the same command again."
+                err(tr("Another command has been building in %s for over %d minutes. If none is running, "
+                       "delete %s and run the same command again.")
                     % (self._where(), self.timeout // 60, self._where(LOCK_NAME)))
                 raise SetupError("build lock timeout")
             if not told and waited > 0.5:
-                progress("waiting for another command that is building in %s ..." % self._where())
+                progress(tr("waiting for another command that is building in %s ...") % self._where())
                 told = True
             time.sleep(LOCK_POLL_S)
         BuildLock._held[self.key] = [f, 1]
@@ -244,23 +245,23 @@ def configure_cmd(root: Path, build: Path, extra: Optional[List[str]] = None) ->
 def ensure_configured(root: Path, build: Path) -> None:
     """Configure the build dir on first use. Raises BuildError (already reported) on failure."""
     if not have_cmake():
-        err(CMAKE_MISSING)
+        err(tr(CMAKE_MISSING))
         raise SetupError("cmake missing")
     with BuildLock(build, root):
         if is_configured(build):
             return
         cmd = configure_cmd(root, build)
-        progress("configuring %s (the first time takes a while) ..." % rel(build, root))
+        progress(tr("configuring %s (the first time takes a while) ...") % rel(build, root))
         rc, text = _capture(cmd)
         status("")
         if rc == 0 and fell_back_to_ucontext(text):
-            err(UCONTEXT_HINT)
+            err(tr(UCONTEXT_HINT))
     if rc != 0:
         tail = text.rstrip().splitlines()[-40:]
-        err("CMake could not configure the project (%s):" % quote_cmd(cmd))
+        err(tr("CMake could not configure the project (%s):") % quote_cmd(cmd))
         for line in tail:
             err("  " + line)
-        err("Fix the problem above (often a missing compiler or library), then run the same command again.")
+        err(tr("Fix the problem above (often a missing compiler or library), then run the same command again."))
         raise SetupError("configure failed")
 
 
@@ -290,7 +291,7 @@ def _build_progress(target: str, root: Path) -> Callable[[str], None]:
         if BUILD_STEP.match(line):
             step = normalize_paths(line, root)
             step = step if len(step) <= 110 else step[:107] + "..."
-            progress("building %s: %s" % (target, step))
+            progress(tr("building %s: %s") % (target, step))
     return on_line
 
 
@@ -329,7 +330,7 @@ def build_target(root: Path, build: Path, target: str, source: Optional[str] = N
     with BuildLock(build, root):
         ensure_configured(root, build)
         cmd = ["cmake", "--build", str(build), "--target", target, "-j", str(ncpu())]
-        status("building %s ..." % target)
+        status(tr("building %s ...") % target)
         start = time.monotonic()
         rc, text = _capture(cmd, on_line=_build_progress(target, root))
         status("")
@@ -346,7 +347,7 @@ def build_target(root: Path, build: Path, target: str, source: Optional[str] = N
         raise BuildError("build failed", text)
     err(build_failure_summary(text, root, source, target))
     if log is not None:
-        err("(full build output: %s)" % rel(log, root))
+        err(tr("(full build output: %s)") % rel(log, root))
     raise BuildError("build failed", text)
 
 
@@ -415,21 +416,21 @@ def build_failure_summary(text: str, root: Path, source: Optional[str], target: 
     if not picked and not explained:
         picked = fallback or [[l] for l in lines[-20:]]
     where = source or target
-    head = ["", "Build of %s failed (%s):" % (target, where), ""]
+    head = ["", tr("Build of %s failed (%s):") % (target, where), ""]
     body = []
     if explained:
-        body.append("  The CPU simulator refuses something this file uses; its explanation:")
+        body.append("  " + tr("The CPU simulator refuses something this file uses; its explanation:"))
         for block in explained[:MAX_DIAGNOSTICS]:
             body += ["  " + normalize_paths(l, root) for l in block]
         body.append("")
     for block in picked[:MAX_DIAGNOSTICS]:
         body += ["  " + normalize_paths(l, root) for l in block]
     if len(picked) > MAX_DIAGNOSTICS:
-        body.append("  ... and %d more" % (len(picked) - MAX_DIAGNOSTICS))
+        body.append("  " + tr("... and %d more") % (len(picked) - MAX_DIAGNOSTICS))
     advice = unsupported_cuda_advice(text)
     if advice:
         body += [""] + ["  " + a for a in advice]
-    return "\n".join(head + body + ["", "Fix the first error above, then run the same command again."])
+    return "\n".join(head + body + ["", tr("Fix the first error above, then run the same command again.")])
 
 
 def unsupported_cuda_advice(text: str) -> List[str]:
@@ -442,7 +443,7 @@ def unsupported_cuda_advice(text: str) -> List[str]:
         lib = m.group("lib") or "cub"
         if lib not in seen:
             seen.add(lib)
-            advice.append(LIBRARY_ADVICE[lib])
+            advice.append(tr(LIBRARY_ADVICE[lib]))
     for m in UNDECLARED.finditer(text):
         name = m.group("name") or m.group("clang") or "cooperative_groups"
         name = name.split("::")[-1] if name.split("::")[-1] in UNSUPPORTED_CUDA else name.split("::")[0]
@@ -450,12 +451,12 @@ def unsupported_cuda_advice(text: str) -> List[str]:
             continue
         seen.add(name)
         if name in UNSUPPORTED_CUDA:
-            advice.append("%s is not supported by the CPU simulator; use %s." % (name, UNSUPPORTED_CUDA[name]))
+            advice.append(tr("%s is not supported by the CPU simulator; use %s.") % (name, tr(UNSUPPORTED_CUDA[name])))
         elif CUDA_LOOKING.match(name):
-            advice.append("%s is not part of the CPU simulator's CUDA (harness/sim/README.md lists what is); "
-                          "if it is a typo, the compiler's \"did you mean\" above is its guess." % name)
+            advice.append(tr("%s is not part of the CPU simulator's CUDA (harness/sim/README.md lists what is); "
+                             "if it is a typo, the compiler's \"did you mean\" above is its guess.") % name)
     if advice:
-        advice.append("(On a machine with an NVIDIA GPU and the CUDA toolkit, --backend gpu builds with nvcc.)")
+        advice.append(tr("(On a machine with an NVIDIA GPU and the CUDA toolkit, --backend gpu builds with nvcc.)"))
     return advice
 
 
@@ -503,7 +504,7 @@ def _build_for_backend(root: Path, build: Path, puzzle, solution: bool, backend:
         has_gpu = gpu_present()
         if not has_gpu:
             if backend == "gpu":
-                err(NO_GPU)
+                err(tr(NO_GPU))
                 raise SetupError("no gpu")
             note = "no GPU found"
         else:
@@ -513,7 +514,7 @@ def _build_for_backend(root: Path, build: Path, puzzle, solution: bool, backend:
                 return "gpu", binary_path(build, target), ""
             except TargetMissing:
                 if backend == "gpu":
-                    err(NO_GPU_TARGET % (target, rel(build, root), rel(build, root)))
+                    err(tr(NO_GPU_TARGET) % (target, rel(build, root), rel(build, root)))
                     raise SetupError("no gpu target")
                 note = "built without nvcc"
     target = puzzle.target(solution, "cpu")
@@ -521,8 +522,8 @@ def _build_for_backend(root: Path, build: Path, puzzle, solution: bool, backend:
         build_target(root, build, target, source, report)
     except TargetMissing:
         if report:
-            err("The build has no target %s: is the puzzle added to CMake with add_puzzle(%s)? "
-                "If the puzzle is new, delete %s and try again." % (target, puzzle.name, rel(build, root)))
+            err(tr("The build has no target %s: is the puzzle added to CMake with add_puzzle(%s)? "
+                   "If the puzzle is new, delete %s and try again.") % (target, puzzle.name, rel(build, root)))
         raise BuildError("no target")
     return "cpu", binary_path(build, target), note
 
@@ -536,4 +537,4 @@ def binary_path(build: Path, target: str) -> Path:
 
 def backend_label(backend: str, note: str = "") -> str:
     text = {"cpu": "cpu (CPU simulator)", "gpu": "gpu (CUDA)"}.get(backend, backend)
-    return text + ("; " + note if note else "")
+    return text + ("; " + tr(note) if note else "")

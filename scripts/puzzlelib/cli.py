@@ -11,7 +11,8 @@ from .bench import cmd_bench
 from .commands import cmd_check, cmd_list, cmd_run
 from .common import PROG, UsageError, err, out, repo_root
 from .grade import cmd_grade
-from .options import suggest
+from .messages import activate, set_lang, tr
+from .options import lang_choice, suggest
 from .pixi import cmd_sync_pixi
 from .profile import cmd_profile
 from .request import BareUsageError
@@ -55,14 +56,42 @@ Environment: PUZZLES_BUILD_DIR (default build/), PUZZLES_TIMEOUT (seconds per ru
 
 def usage() -> str:
     width = max(len(c) for c in COMMANDS)
-    commands = "\n".join("  %s  %s" % (name.ljust(width), text) for name, (_, text) in COMMANDS.items())
-    return USAGE.format(prog=PROG, commands=commands)
+    commands = "\n".join("  %s  %s" % (name.ljust(width), tr(text)) for name, (_, text) in COMMANDS.items())
+    return tr(USAGE).format(prog=PROG, commands=commands)
+
+
+def _leading_lang(argv: List[str]) -> List[str]:
+    """`--lang ko` before the command (or anywhere with --help) chooses the language of what follows;
+    the command gets the rest of the arguments."""
+    rest = list(argv)
+    while rest and (rest[0] == "--lang" or rest[0].startswith("--lang=")):
+        if "=" in rest[0]:
+            value, rest = rest[0].partition("=")[2], rest[1:]
+        elif len(rest) > 1:
+            value, rest = rest[1], rest[2:]
+        else:
+            raise UsageError(tr("--lang needs a value: en or ko"))
+        set_lang(lang_choice(value))
+    asks_help = any(a in ("-h", "--help") for a in rest[:rest.index("--") if "--" in rest else len(rest)])
+    if rest and (rest[0] in ("-h", "--help", "help") or rest[0] not in COMMANDS or asks_help):
+        for k, arg in enumerate(rest):  # the help, a command's help (sim reads no --lang) or an unknown command
+            if arg == "--":
+                break
+            if arg.startswith("--lang=") or (arg == "--lang" and k + 1 < len(rest)):
+                set_lang(lang_choice(arg.partition("=")[2] if "=" in arg else rest[k + 1]))
+    return rest
 
 
 def main(argv: Optional[List[str]] = None, root: Optional[Path] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     root = Path(root) if root is not None else repo_root()
+    try:
+        argv = _leading_lang(argv)
+    except UsageError as e:
+        err(tr("error: %s") % e)
+        return 2
     if not argv or argv[0] in ("-h", "--help", "help"):
+        activate()  # the overview is the learner's first page: in the language asked for
         if argv and argv[0] == "help" and len(argv) > 1:
             return main([argv[1], "--help"], root)
         text = usage()
@@ -73,22 +102,25 @@ def main(argv: Optional[List[str]] = None, root: Optional[Path] = None) -> int:
         return 2
     command, args = argv[0], argv[1:]
     if command not in COMMANDS:
-        msg = "error: unknown command '%s'" % command
+        activate()
+        msg = tr("error: unknown command '%s'") % command
         guess = suggest(command, list(COMMANDS))
         if guess:
-            msg += " (did you mean %s?)" % guess
+            msg += tr(" (did you mean %s?)") % guess
         err(msg + "\n")
         err(usage())
         return 2
+    if command != "grade":  # grade chooses its language with its own --lang, whatever the locale
+        activate()
     try:
         return COMMANDS[command][0](root, args)
     except UsageError as e:
-        err("error: %s" % e)
+        err(tr("error: %s") % e)
         if not isinstance(e, BareUsageError):
-            err("(`%s %s --help` for usage)" % (PROG, command))
+            err(tr("(`%s %s --help` for usage)") % (PROG, command))
         return 2
     except KeyboardInterrupt:
-        err("\ninterrupted")
+        err("\n" + tr("interrupted"))
         return 130
     except BrokenPipeError:  # e.g. `... | head`
         try:

@@ -14,7 +14,7 @@ from .common import (PROG, BuildError, UsageError, build_dir, fmt_seconds, mark,
 from .cases import STATUS_SEED, TRACE_MAX_THREADS, random_case, run_seed, seeded_cases, traceable
 from .driver import ERROR, PASS, USAGE, Outcome, relevant_lines, run_driver
 from .explain import ORIGIN_HINT, explain, origin_lines, simulator_reason
-from .messages import activate, driver_line, tr, tr_reason
+from .messages import activate, tr, tr_reason
 from .options import backend_choice, parse
 from .puzzles import Puzzle, Variant, discover
 from .request import Verb, parse_request, pick
@@ -189,7 +189,7 @@ def cmd_run(root: Path, args: List[str]) -> int:
         n, tpb = variant.show_case()
         cmd += ["--show", "--n", str(n), "--tpb", str(tpb)]
     out("")
-    outcome = run_driver(cmd, timeout, on_line=lambda line: out(driver_line(line)))
+    outcome = run_driver(cmd, timeout, on_line=out)
     out("")
     if outcome.kind == USAGE:
         return _setup_problem(variant, outcome, cmd)
@@ -242,7 +242,7 @@ def _random_failure(variant: Variant, outcome: Outcome, n: int, tpb: int, seed: 
     out(tr("The show input passed, but a random input of the same size failed (n={n} tpb={tpb} seed={seed}):")
         .format(n=n, tpb=tpb, seed=seed))
     for line in relevant_lines(outcome.lines):
-        out(driver_line(line))
+        out(line)
     out("")
     for line in origin_lines(outcome.result):
         out(line)
@@ -322,7 +322,7 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
     for line in case_lines(variant, n, tpb, input_seed, solution, backend, given_binary, outcome.result):
         out(line)
     for line in relevant_lines(outcome.lines):
-        out("    | " + driver_line(line))
+        out("    | " + line)
     for line in origin_lines(outcome.result):
         out("    " + line)
     hint = _hint_for(outcome)
@@ -452,7 +452,7 @@ def cmd_list(root: Path, args: List[str]) -> int:
     activate()
     p = parse(args, LIST_SPEC)
     if p.help:
-        out(LIST_HELP.format(prog=PROG, seed=STATUS_SEED))
+        out(tr(LIST_HELP).format(prog=PROG, seed=STATUS_SEED))
         return 0
     if p.positionals:
         raise UsageError("list takes no arguments (got %s)" % " ".join(p.positionals))

@@ -8,6 +8,8 @@ import sys
 import unicodedata
 from pathlib import Path
 
+from .messages import tr
+
 # The command learners type; used in hints and usage text.
 PROG = "python3 scripts/puzzle.py"
 
@@ -54,9 +56,9 @@ def run_timeout() -> float:
     try:
         value = float(raw)
     except ValueError:
-        raise UsageError("PUZZLES_TIMEOUT must be a number of seconds, got %r" % raw)
+        raise UsageError(tr("PUZZLES_TIMEOUT must be a number of seconds, got %s") % repr(raw))
     if value <= 0:
-        raise UsageError("PUZZLES_TIMEOUT must be positive, got %r" % raw)
+        raise UsageError(tr("PUZZLES_TIMEOUT must be positive, got %s") % repr(raw))
     return value
 
 

@@ -16,6 +16,8 @@ import threading
 import time
 from typing import Callable, List, Optional
 
+from . import driver_text
+
 RESULT_RE = re.compile(r"RESULT (\{.*\})\s*$")
 # The harness's report of a failed CUDA call, as data (harness.cpp, report_failed_call).
 HARNESS_ERROR_RE = re.compile(r"^HARNESS_ERROR (\{.*\})\s*$")
@@ -32,7 +34,8 @@ class Outcome:
                  result: Optional[dict], timed_out: bool, seconds: float):
         self.cmd = cmd
         self.returncode = returncode
-        # output without the RESULT line and the harness's HARNESS_ERROR line, which is kept as data:
+        # output without the RESULT line (SAY lines in words: driver_text.SaidLine) and the harness's
+        # HARNESS_ERROR line, which is kept as data:
         # {"case": "call"|"kernels", "call", "what", "error", "site"} (harness.cpp), or None
         self.harness_error = None
         self.lines = []
@@ -60,6 +63,11 @@ class Outcome:
         """The reason without a repeated verdict word ("race: ..." -> "...")."""
         prefix = self.kind + ": "
         return self.reason[len(prefix):] if self.reason.startswith(prefix) else self.reason
+
+    @property
+    def said(self) -> List[dict]:
+        """What the driver said as data (its SAY records, driver_text.py), in order."""
+        return [line.said for line in self.lines if isinstance(line, driver_text.SaidLine)]
 
     @property
     def passed(self) -> bool:
@@ -186,8 +194,8 @@ def run_driver(cmd: List[str], timeout: float,
     if os.name == "posix":
         kwargs["start_new_session"] = True
     try:
-        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd, **kwargs)
+        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, cwd=cwd, env=driver_text.environment(), **kwargs)
     except OSError as e:
         lines = ["cannot start %s: %s" % (cmd[0], e)]
         if on_line:
@@ -204,7 +212,7 @@ def run_driver(cmd: List[str], timeout: float,
         for raw in iter(proc.stdout.readline, b""):
             text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
             text, data = parse_result_line(text)
-            text = tidy_line(text)
+            text = driver_text.render(tidy_line(text))
             if data is not None:
                 results.append(data)
                 if not text.strip():
@@ -242,7 +250,7 @@ def relevant_lines(lines: List[str], limit: int = 20) -> List[str]:
     lines = [l for l in lines if l.strip() and not l.startswith("backend:")]
     if len(lines) <= limit:
         return lines
-    picked = [l for l in lines if RELEVANT_RE.search(l)]
+    picked = [l for l in lines if isinstance(l, driver_text.SaidLine) or RELEVANT_RE.search(l)]
     if not picked:
         picked = lines[-limit:]
     if len(picked) > limit:

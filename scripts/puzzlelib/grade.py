@@ -44,12 +44,14 @@ from .common import PROG, UsageError, err, fmt_seconds, mark, ncpu, out, quote_c
 from .driver import PASS, USAGE
 from .grade_run import (excerpt, explain, format_memory, memory_limit_supported,
                         parse_memory, run_capture, run_checked)
-from .options import parse, positive_int, seed_int, suggest_flag
+from .messages import lang, tr, tr_reason
+from .options import lang_choice, parse, positive_int, seed_int, suggest_flag
 from .profile_data import split_at
 from .puzzles import Puzzle, find_puzzle, load_puzzle
 
 SEED_ENV = "PUZZLES_GRADE_SEED"
 ONLY_ENV = "PUZZLES_GRADE_ONLY"
+LANG_ENV = "PUZZLES_GRADE_LANG"  # --lang's default (not the locale: CI output stays as configured)
 DEFAULT_TIME_LIMIT = 30.0
 DEFAULT_MEMORY = "4G"
 DEFAULT_BUILD_TIMEOUT = 300.0
@@ -78,7 +80,7 @@ GRADE_SPEC = {
     "--memory-limit": str, "--workers": positive_int, "--build-timeout": positive_float, "--work-dir": str,
     "--submissions": str, "--out": str, "--update-manifest": None, "--check-manifest": None, "--nvcc": str,
     "--jobs": positive_int, "--shard": str, "--merge": None, "--gradescope": str, "--classroom": str,
-    "--check": None, "--verdict": str,
+    "--check": None, "--verdict": str, "--lang": lang_choice,
 }
 
 GRADE_HELP = """\
@@ -114,6 +116,11 @@ reports:
   --junit FILE         JUnit XML, one testcase per variant (for CI test views)
   --gradescope FILE    Gradescope's results.json (grading/gradescope/ has setup.sh and run_autograder)
   --report-only        exit 0 even when variants fail
+  --lang en|ko         the language of what students read: verdicts, reasons and program output in
+                       the table, JUnit and Gradescope, and --verdict's text (which otherwise
+                       follows the report's); with --classroom, the workflow grades in it. Default
+                       ${lang_env}, else en, whatever the locale; JSON keys and machine fields
+                       stay English
 
 limits:
   --time-limit S       seconds per run (default {time_limit:g})
@@ -425,7 +432,7 @@ class Grader:
             elif name in learner_problem:
                 verdict, why_not = "build-error", learner_problem[name]
             if verdict:
-                self.say("%s %s: %s (%s)" % (mark(False), name, verdict, why_not))
+                self.say("%s %s: %s (%s)" % (mark(False), name, tr(verdict), tr_reason(why_not)))
                 builds.append({"puzzle": name, "ok": False, "seconds": 0.0, "diagnostic": why_not,
                                "device_compile": "not-run"})
                 for vname, flag in rows_for:
@@ -450,7 +457,7 @@ class Grader:
             builds.append({"puzzle": name, "ok": ok, "seconds": round(seconds, 3), "diagnostic": diagnostic,
                            "device_compile": device})
             if not ok:
-                self.say("%s %s: does not build (%s)" % (mark(False), name, reason))
+                self.say(tr("%s %s: does not build (%s)") % (mark(False), name, tr_reason(reason)))
                 for line in (diagnostic or "").splitlines():
                     self.say("    | " + line)
                 for vname, flag in rows_for:
@@ -498,6 +505,7 @@ class Grader:
             "builds": builds,
             "variants": rows,
             "review": review,
+            "lang": lang(),
         }
         return report
 
@@ -551,7 +559,7 @@ class Grader:
         summary = bld.build_failure_summary(text, staged, source, target)
         summary = summary.replace(str(staged.resolve()) + "/", "").replace(str(staged) + "/", "").strip("\n")
         where = bld.first_error_location(text, staged, source)
-        return False, seconds, "compile error" + (" at %s" % where if where else ""), summary
+        return False, seconds, "compile error at %s" % where if where else "compile error", summary
 
     # -- running
     def row(self, puzzle: str, variant: str, flag: str, verdict: str, reason: str, cases_run: int = 0,
@@ -600,9 +608,13 @@ class Grader:
         summary = summary.strip("\n")
         where = bld.first_error_location(text, src_root, source)
         host_call = re.search(r'calling a __host__ function\("([^"]+)"\)', text)
-        reason = "compile error for the GPU" + (" at %s" % where if where else "")
-        if host_call:
-            reason += ": device code calls the host function %s" % shorten_name(host_call.group(1))
+        if host_call and where:
+            reason = "compile error for the GPU at %s: device code calls the host function %s" % (
+                where, shorten_name(host_call.group(1)))
+        elif host_call:
+            reason = "compile error for the GPU: device code calls the host function %s" % shorten_name(host_call.group(1))
+        else:
+            reason = "compile error for the GPU at %s" % where if where else "compile error for the GPU"
         return "failed", seconds, reason, summary
 
     def run_variant(self, variant, binary: Path, checker: Path, staged: Path, src_root: Path, work: Path,
@@ -634,7 +646,7 @@ class Grader:
             note = self.serial_note(variant, cases, binary, checker, staged, work, env, sandbox)
             if note is not None:
                 notes.append(note)
-            self.say("%s %s: pass (%d cases, %s)  %s/%s points" % (
+            self.say(tr("%s %s: pass (%d cases, %s)  %s/%s points") % (
                 mark(True), variant.label, len(cases), fmt_seconds(seconds), gr.fmt_points(pts), gr.fmt_points(pts)))
             return self.row(variant.puzzle, variant.name, variant.flag, PASS, "passed", ran, len(cases), seconds)
         i, n, tpb, seed, outcome = failure
@@ -646,13 +658,15 @@ class Grader:
         diagnostic = excerpt(outcome.lines, {str(src_root.resolve()) + "/": "", str(src_root) + "/": "",
                                              str(staged.resolve()) + "/": "", str(staged) + "/": ""})
         if outcome.timed_out:
-            diagnostic = "stopped at the time limit of %g s; %s" % (
-                s.time_limit, "its last output:\n" + diagnostic if diagnostic else "it printed nothing")
+            diagnostic = (tr("stopped at the time limit of %g s; its last output:") % s.time_limit + "\n" + diagnostic
+                          if diagnostic else tr("stopped at the time limit of %g s; it printed nothing") % s.time_limit)
         elif not diagnostic:
-            diagnostic = "(the program printed nothing)"
-        self.say("%s %s: %s (%s) at case %d of %d: n=%d tpb=%d seed=%d  0/%s points" % (
-            mark(False), variant.label, verdict, reason, i + 1, len(cases), n, tpb, seed, gr.fmt_points(pts)))
-        self.say("    replay: " + replay)
+            diagnostic = tr("(the program printed nothing)")
+        said = (tr(verdict) if tr(verdict) == tr_reason(reason)  # Korean: 오답 for fail and for wrong answer
+                else "%s (%s)" % (tr(verdict), tr_reason(reason)))
+        self.say(tr("%s %s: %s at case %d of %d: n=%d tpb=%d seed=%d  0/%s points") % (
+            mark(False), variant.label, said, i + 1, len(cases), n, tpb, seed, gr.fmt_points(pts)))
+        self.say("    " + tr("replay: %s") % replay)
         # `check --seed S` derives each case from the grade seed as grade does (cases.case_seed).
         self.say("    check:  %s check %s %s --seed %d --backend cpu" % (PROG, variant.puzzle, variant.flag, s.seed))
         for line in diagnostic.splitlines():
@@ -757,25 +771,25 @@ def print_table(report: dict, total_seconds: float) -> None:
     for r in report["variants"]:
         detail = ""
         if r["verdict"] != PASS:
-            detail = r["reason"]
+            detail = tr_reason(r["reason"])
             if r.get("failing_case"):
                 fc = r["failing_case"]
                 detail += " (n=%d tpb=%d seed=%d)" % (fc["n"], fc["tpb"], fc["seed"])
-        rows.append(("%s %s" % (r["puzzle"], r["flag"]), r["verdict"],
+        rows.append(("%s %s" % (r["puzzle"], r["flag"]), tr(r["verdict"]),
                      "%s/%s" % (gr.fmt_points(r["points"]), gr.fmt_points(r["max_points"])), cases_text(r),
                      seconds_text(r), detail))
     out("")
-    out(table(rows, header=("variant", "verdict", "points", "cases", "seconds", "reason")))
+    out(table(rows, header=(tr("variant"), tr("verdict"), tr("points"), tr("cases"), tr("seconds"), tr("reason"))))
     if report["review"]:
         out("")
-        out("review (not graded; heuristics for a human to look at):")
+        out(tr("review (not graded; heuristics for a human to look at):"))
         for note in report["review"]:
             out("  %s:%d: %s" % (note["file"], note["line"], note["text"]))
     score = report["score"]
     passed = report["counts"]["pass"]
     out("")
-    out("score: %s/%s points (%.1f%%), %d of %d variants passed, %s (seed %d)" % (
-        gr.fmt_points(score["points"]), gr.fmt_points(score["max_points"]), score["percent"], passed,
+    out(tr("score: %s/%s points (%s%%), %d of %d variants passed, %s (seed %d)") % (
+        gr.fmt_points(score["points"]), gr.fmt_points(score["max_points"]), "%.1f" % score["percent"], passed,
         len(report["variants"]), fmt_seconds(total_seconds), report["seed"]))
 
 
@@ -784,8 +798,8 @@ def cases_text(row: dict) -> str:
     if not row["cases_total"]:
         return "-"
     if row["verdict"] == PASS:
-        return "all %d passed" % row["cases_total"]
-    return "failed at %d of %d" % (row["cases_run"], row["cases_total"])
+        return tr("all %d passed") % row["cases_total"]
+    return tr("failed at %d of %d") % (row["cases_run"], row["cases_total"])
 
 
 def seconds_text(row: dict) -> str:
@@ -819,9 +833,14 @@ def replay_command(seed: int, tree: Optional[Path], root: Path, pristine: Option
 
 def cmd_grade(root: Path, args: List[str]) -> int:
     p = parse(args, GRADE_SPEC, allow_unknown_flags=True)
+    language = p.get("--lang")
+    if language is None and os.environ.get(LANG_ENV, "").strip():
+        language = lang_choice(os.environ[LANG_ENV].strip())
+    gr.speak(language)  # what students read, in --lang (default English, whatever the locale)
     if p.help:
-        out(GRADE_HELP.format(prog=PROG, only_env=ONLY_ENV, seed_env=SEED_ENV, time_limit=DEFAULT_TIME_LIMIT,
-                              memory=DEFAULT_MEMORY, max_workers=MAX_WORKERS, build_timeout=DEFAULT_BUILD_TIMEOUT))
+        out(tr(GRADE_HELP).format(prog=PROG, only_env=ONLY_ENV, seed_env=SEED_ENV, lang_env=LANG_ENV,
+                                  time_limit=DEFAULT_TIME_LIMIT, memory=DEFAULT_MEMORY, max_workers=MAX_WORKERS,
+                                  build_timeout=DEFAULT_BUILD_TIMEOUT))
         return 0
     if p.get("--update-manifest"):
         path, count = gi.write_manifest(root)
@@ -831,7 +850,7 @@ def cmd_grade(root: Path, args: List[str]) -> int:
         if len(p.positionals) != 1:
             raise UsageError("--verdict REPORT needs one pNN:VARIANT, e.g. `%s grade --verdict grade-report.json "
                              "p14:simple`" % PROG)
-        return gx.verdict_of(Path(p.get("--verdict")), p.positionals[0])
+        return gx.verdict_of(Path(p.get("--verdict")), p.positionals[0], language)
     if p.get("--merge"):
         if not p.positionals:
             raise UsageError("--merge needs the --out folders of the shards, e.g. `%s grade --merge shard-*/ --out "
@@ -902,7 +921,8 @@ def cmd_grade(root: Path, args: List[str]) -> int:
     for name in points.unknown_names(decls):
         err("warning: %s names %s, which this course does not have" % (points.source, name))
     if p.get("--classroom"):
-        return write_classroom(Path(p.get("--classroom")), decls, points, only, p.get("--check"))
+        return write_classroom(Path(p.get("--classroom")), decls, points, only, p.get("--check"),
+                               language or "en")
     settings = Settings(seed, p.get("--time-limit", DEFAULT_TIME_LIMIT), memory, workers,
                         p.get("--build-timeout", DEFAULT_BUILD_TIMEOUT), points, only, find_nvcc(p.get("--nvcc")))
 
@@ -995,8 +1015,9 @@ def manifest_points(path: Path, source: Source, points: gr.Points) -> gr.Points:
         return points
 
 
-def write_classroom(path: Path, decls: Dict[str, Puzzle], points: gr.Points, only, check: bool) -> int:
-    text = gx.classroom_workflow(decls, points, only)
+def write_classroom(path: Path, decls: Dict[str, Puzzle], points: gr.Points, only, check: bool,
+                    lang: str = "en") -> int:
+    text = gx.classroom_workflow(decls, points, only, lang)
     if check:
         current = path.read_text(encoding="utf-8") if path.is_file() else None
         if current == text:

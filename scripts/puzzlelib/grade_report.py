@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from .common import UsageError
+from .messages import activate, set_lang, speaking, tr, tr_reason
 
 SCHEMA_VERSION = 2  # 2: the verdict not-on-device, builds[].device_compile, variants[].require_device
 VERDICTS = ("pass", "fail", "race", "not-on-device", "error", "build-error", "tampered")
@@ -116,6 +117,27 @@ class Points:
         return sorted(set(names), key=names.index)
 
 
+def speak(lang: Optional[str]) -> None:
+    """What students read (grade --lang): in `lang`, English when None, whatever the locale."""
+    set_lang(lang or "en")
+    activate()
+
+
+def report_lang(report: dict) -> str:
+    """The language a report was graded in (its "lang"; English for reports from before it)."""
+    return report.get("lang") if report.get("lang") in ("en", "ko") else "en"
+
+
+def verdict_text(row: dict) -> str:
+    """`fail: wrong answer`: a variant's verdict and reason as a student reads them, the verdict said
+    once (Korean says 오답 for fail and for wrong answer; `race: result depends on thread order`
+    already starts with its verdict)."""
+    verdict, reason = tr(row["verdict"]), tr_reason(row["reason"])
+    if verdict == reason or reason.startswith(verdict + ": "):
+        return reason
+    return "%s: %s" % (verdict, reason)
+
+
 def fmt_points(value) -> str:
     if isinstance(value, float) and not value.is_integer():
         return ("%.2f" % value).rstrip("0").rstrip(".")
@@ -151,47 +173,55 @@ def junit_tree(reports: List[dict]) -> ET.ElementTree:
     totals = {"tests": 0, "failures": 0, "errors": 0}
     seconds = 0.0
     for report in reports:
-        prefix = (report.get("student") + ": ") if report.get("batch") and report.get("student") else ""
-        by_puzzle = {}  # type: Dict[str, List[dict]]
-        for v in report["variants"]:
-            by_puzzle.setdefault(v["puzzle"], []).append(v)
-        for puzzle, variants in by_puzzle.items():
-            failures = sum(1 for v in variants if v["verdict"] in FAILURES)
-            errors = sum(1 for v in variants if v["verdict"] not in FAILURES + ("pass",))
-            t = sum(v["seconds"] for v in variants)
-            suite = ET.SubElement(root, "testsuite", name=_clean(prefix + puzzle), tests=str(len(variants)),
-                                  failures=str(failures), errors=str(errors), skipped="0", time="%.3f" % t,
-                                  timestamp=report["started_at"][:19])
-            props = ET.SubElement(suite, "properties")
-            for name, value in (("seed", report["seed"]), ("score", "%s/%s" % (
-                    fmt_points(report["score"]["points"]), fmt_points(report["score"]["max_points"]))),
-                    ("integrity", report["integrity"]["status"]), ("replay", report["replay"])):
-                ET.SubElement(props, "property", name=name, value=_clean(value))
-            for v in variants:
-                case = ET.SubElement(suite, "testcase", classname=_clean(prefix + puzzle),
-                                     name=_clean("%s%s %s" % (prefix, puzzle, v["flag"])), time="%.3f" % v["seconds"])
-                if v["verdict"] != "pass":
-                    tag = "failure" if v["verdict"] in FAILURES else "error"
-                    message = "%s: %s" % (v["verdict"], v["reason"])
-                    body = []
-                    if v.get("failing_case"):
-                        fc = v["failing_case"]
-                        message += " (n=%d tpb=%d seed=%d)" % (fc["n"], fc["tpb"], fc["seed"])
-                        body.append("replay: " + fc["replay"])
-                    if v.get("diagnostic"):
-                        body.append(v["diagnostic"])
-                    el = ET.SubElement(case, tag, message=_clean(message), type=v["verdict"])
-                    el.text = _clean("\n".join(body))
-                out = ET.SubElement(case, "system-out")
-                out.text = _clean("points: %s/%s" % (fmt_points(v["points"]), fmt_points(v["max_points"])))
-                totals["tests"] += 1
-            totals["failures"] += failures
-            totals["errors"] += errors
-            seconds += t
+        with speaking(report_lang(report)):
+            seconds += _junit_report(root, report, totals)
     for k, value in totals.items():
         root.set(k, str(value))
     root.set("time", "%.3f" % seconds)
     return ET.ElementTree(root)
+
+
+def _junit_report(root: ET.Element, report: dict, totals: dict) -> float:
+    """The testsuites of one report, worded in its language; returns their seconds."""
+    seconds = 0.0
+    prefix = (report.get("student") + ": ") if report.get("batch") and report.get("student") else ""
+    by_puzzle = {}  # type: Dict[str, List[dict]]
+    for v in report["variants"]:
+        by_puzzle.setdefault(v["puzzle"], []).append(v)
+    for puzzle, variants in by_puzzle.items():
+        failures = sum(1 for v in variants if v["verdict"] in FAILURES)
+        errors = sum(1 for v in variants if v["verdict"] not in FAILURES + ("pass",))
+        t = sum(v["seconds"] for v in variants)
+        suite = ET.SubElement(root, "testsuite", name=_clean(prefix + puzzle), tests=str(len(variants)),
+                              failures=str(failures), errors=str(errors), skipped="0", time="%.3f" % t,
+                              timestamp=report["started_at"][:19])
+        props = ET.SubElement(suite, "properties")
+        for name, value in (("seed", report["seed"]), ("score", "%s/%s" % (
+                fmt_points(report["score"]["points"]), fmt_points(report["score"]["max_points"]))),
+                ("integrity", report["integrity"]["status"]), ("replay", report["replay"])):
+            ET.SubElement(props, "property", name=name, value=_clean(value))
+        for v in variants:
+            case = ET.SubElement(suite, "testcase", classname=_clean(prefix + puzzle),
+                                 name=_clean("%s%s %s" % (prefix, puzzle, v["flag"])), time="%.3f" % v["seconds"])
+            if v["verdict"] != "pass":
+                tag = "failure" if v["verdict"] in FAILURES else "error"
+                message = verdict_text(v)
+                body = []
+                if v.get("failing_case"):
+                    fc = v["failing_case"]
+                    message += " (n=%d tpb=%d seed=%d)" % (fc["n"], fc["tpb"], fc["seed"])
+                    body.append(tr("replay: %s") % fc["replay"])
+                if v.get("diagnostic"):
+                    body.append(v["diagnostic"])
+                el = ET.SubElement(case, tag, message=_clean(message), type=v["verdict"])
+                el.text = _clean("\n".join(body))
+            out = ET.SubElement(case, "system-out")
+            out.text = _clean(tr("points: %s/%s") % (fmt_points(v["points"]), fmt_points(v["max_points"])))
+            totals["tests"] += 1
+        totals["failures"] += failures
+        totals["errors"] += errors
+        seconds += t
+    return seconds
 
 
 def write_junit(reports: List[dict], path: Path) -> None:

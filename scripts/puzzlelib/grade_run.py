@@ -19,6 +19,7 @@ import threading
 import time
 from typing import Dict, List, Optional, Tuple
 
+from . import driver_text
 from .driver import ERROR, FAIL, PASS, RACE, USAGE, Outcome, parse_result_line, relevant_lines, signal_name
 from .explain import explain, format_memory, race_reason, shorten, simulator_reason  # noqa: F401 (re-exported)
 
@@ -92,9 +93,9 @@ def run_limited(cmd: List[str], timeout: float, memory: Optional[int] = None,
         kwargs["start_new_session"] = True
         kwargs["preexec_fn"] = _limiter(memory)
     verdict_read = verdict_write = None
+    env = driver_text.environment(env)  # the driver's prose as data, worded here (driver_text.py)
     if verdict_fd_env:
         verdict_read, verdict_write = os.pipe()
-        env = dict(os.environ if env is None else env)
         env[verdict_fd_env] = str(verdict_write)
         kwargs["pass_fds"] = (verdict_write,)
     try:
@@ -131,7 +132,7 @@ def run_limited(cmd: List[str], timeout: float, memory: Optional[int] = None,
                 results.append(data)
                 if not text.strip():
                     continue
-            kept.append(text)
+            kept.append(driver_text.render(text))
         proc.stdout.close()
 
     thread = threading.Thread(target=reader, daemon=True)

@@ -14,6 +14,7 @@ The Korean follows the course notes: Korean prose with the English technical ter
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from typing import Optional
@@ -36,6 +37,19 @@ def activate() -> None:
 def set_lang(value: str) -> None:
     global _chosen
     _chosen = value
+
+
+@contextlib.contextmanager
+def speaking(language: str):
+    """tr() in `language` inside the block, whatever was chosen before (grade's reports are
+    worded in the language they were graded in)."""
+    global _chosen, _active
+    saved = _chosen, _active
+    _chosen, _active = language, True
+    try:
+        yield
+    finally:
+        _chosen, _active = saved
 
 
 def lang() -> str:
@@ -67,36 +81,6 @@ def tr(text: str) -> str:
 
 # msgid -> Korean form, from the Korean catalogues (scripts/puzzlelib/locale/ko/LC_MESSAGES/*.po).
 KO = catalog.translations("ko")
-
-
-# What the driver says an uninitialized value is (harness.cpp's uninit_note), in Korean.
-FILL_NOTES = [
-    (re.compile(r"^the 0xCD fill read as an? (.+)$"), r"0xCD로 채운 값을 \1로 읽은 것"),
-    (re.compile(r"^the 0xCD fill ([-+] \d+), computed from memory nobody wrote$"),
-     r"0xCD로 채운 값 \1: 아무도 쓰지 않은 메모리로 계산됨"),
-    (re.compile(r"^(\d+) x the 0xCD fill ([-+] \d+), a sum of memory nobody wrote$"),
-     r"0xCD로 채운 값 \1개의 합 \2: 아무도 쓰지 않은 메모리를 더함"),
-]
-
-
-def fill_note(note: str) -> str:
-    for pattern, replacement in FILL_NOTES:
-        if pattern.match(note):
-            return pattern.sub(replacement, note)
-    return note
-
-
-# The driver's mismatch block (harness/src/harness.cpp prints it in English): its lines, in Korean.
-DRIVER_LINES = [
-    (re.compile(r"^mismatch: (\d+) of (\d+) outputs differ; first at index (\d+)$"),
-     r"mismatch: 출력 \2개 중 \1개가 다릅니다. 처음 다른 곳은 index \3"),
-    (re.compile(r"^(\s+\[\d+\]) expected (.*?), got (.*?)(?: \(uninitialized: (.*)\))?$"),
-     lambda m: "%s 기대값 %s, 결과 %s%s" % (m.group(1), m.group(2), m.group(3),
-                                         " (초기화되지 않은 값: %s)" % fill_note(m.group(4)) if m.group(4) else "")),
-    (re.compile(r"^note: memory from cudaMalloc and __shared__ arrays starts as garbage .*$"),
-     "note: cudaMalloc 메모리와 __shared__ 배열은 쓰레기 값으로 시작합니다(simulator는 바이트 0xCD로 채웁니다). "
-     "그 출력은 아무도 쓰지 않았거나, 아무도 쓰지 않은 메모리로 계산되었습니다."),
-]
 
 
 # A reason without its verdict word ("race: X" shown as "X" after "race"): the same in Korean.
@@ -134,13 +118,3 @@ def tr_reason(text: str) -> str:
         if m and len(ko_parts) == len(m.groups()) + 1:
             return "".join(part + (m.group(k + 1) if k < len(m.groups()) else "") for k, part in enumerate(ko_parts))
     return text
-
-
-def driver_line(line: str) -> str:
-    """A line of the driver's output, in Korean when it is one of the mismatch block's."""
-    if lang() != "ko":
-        return line
-    for pattern, replacement in DRIVER_LINES:
-        if pattern.match(line):
-            return pattern.sub(replacement, line)
-    return line

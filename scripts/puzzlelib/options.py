@@ -27,6 +27,14 @@ def parse(args: List[str], spec: Dict[str, Optional[type]], allow_unknown_flags:
     resolved later against the puzzle), otherwise they are a usage error with a suggestion.
     """
     p = Parsed()
+    if "--lang" not in spec:  # first, so that every message about the other arguments is in that language
+        for k, arg in enumerate(args):
+            if arg == "--":
+                break
+            if arg.startswith("--lang=") or (arg == "--lang" and k + 1 < len(args)):
+                value = arg[len("--lang="):] if "=" in arg else args[k + 1]
+                if value in LANGS:
+                    set_lang(value)
     i = 0
     while i < len(args):
         arg = args[i]
@@ -44,29 +52,27 @@ def parse(args: List[str], spec: Dict[str, Optional[type]], allow_unknown_flags:
         if name == "--lang" and name not in spec:  # every command's: the language of its messages
             if not eq:
                 if i >= len(args):
-                    raise UsageError("--lang needs a value: en or ko")
+                    raise UsageError(tr("--lang needs a value: en or ko"))
                 value = args[i]
                 i += 1
-            if value not in LANGS:
-                raise UsageError("--lang must be en or ko, not %r" % value)
-            set_lang(value)
+            set_lang(lang_choice(value))
             continue
         if name in spec:
             kind = spec[name]
             if kind is None:
                 if eq:
-                    raise UsageError("%s does not take a value" % name)
+                    raise UsageError(tr("%s does not take a value") % name)
                 p.options[name] = True
                 continue
             if not eq:
                 if i >= len(args):
-                    raise UsageError("%s needs a value" % name)
+                    raise UsageError(tr("%s needs a value") % name)
                 value = args[i]
                 i += 1
             try:
                 p.options[name] = kind(value)
             except ValueError:
-                raise UsageError("%s: invalid value %r" % (name, value))
+                raise UsageError(tr("%s: invalid value %s") % (name, repr(value)))
             continue
         # `-simple` too: a variant flag with one dash, answered with the right spelling later
         if allow_unknown_flags and (arg.startswith("--") or len(arg) > 2) and not eq:
@@ -120,5 +126,11 @@ def seed_int(text: str) -> int:
 
 def backend_choice(text: str) -> str:
     if text not in ("auto", "cpu", "gpu"):
-        raise UsageError("--backend must be auto, cpu or gpu, not %r" % text)
+        raise UsageError(tr("--backend must be auto, cpu or gpu, not %s") % repr(text))
+    return text
+
+
+def lang_choice(text: str) -> str:
+    if text not in LANGS:
+        raise UsageError(tr("--lang must be en or ko, not %s") % repr(text))
     return text

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import List
 
 from .common import PROG, UsageError, err, out
+from .messages import tr
 from .options import parse
 from .puzzles import discover
 
@@ -55,7 +56,7 @@ def replace_section(text: str, section: str) -> str:
 def cmd_sync_pixi(root: Path, args: List[str]) -> int:
     p = parse(args, {"--check": None})
     if p.help:
-        out(SYNC_HELP.format(prog=PROG, begin=BEGIN, end=END))
+        out(tr(SYNC_HELP).format(prog=PROG, begin=BEGIN, end=END))
         return 0
     if p.positionals:
         raise UsageError("sync-pixi takes no arguments (got %s)" % " ".join(p.positionals))

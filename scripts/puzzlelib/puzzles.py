@@ -11,6 +11,7 @@ from typing import Dict, List, Optional, Tuple
 
 from . import cases
 from .common import UsageError
+from .messages import tr
 
 VARIANT_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 MAX_N_TIMES_TPB = re.compile(r"^\s*(?:(\d+)\s*\*\s*)?tpb\s*$")
@@ -153,12 +154,12 @@ def find_puzzle(puzzles: Dict[str, Puzzle], arg: str) -> Puzzle:
     for c in candidates:
         if c in puzzles:
             return puzzles[c]
-    msg = "unknown puzzle '%s'" % arg
+    msg = tr("unknown puzzle '%s'") % arg
     guess = difflib.get_close_matches(candidates[-1] if key.isdigit() else key, list(puzzles), n=1)
     if guess:
-        msg += " (did you mean %s?)" % guess[0]
+        msg += tr(" (did you mean %s?)") % guess[0]
     if puzzles:
-        msg += "\nPuzzles: " + ", ".join(puzzles)
+        msg += "\n" + tr("Puzzles: %s") % ", ".join(puzzles)
     else:
-        msg += "\nNo puzzles found (no puzzles/p*/puzzle.json)."
+        msg += "\n" + tr("No puzzles found (no puzzles/p*/puzzle.json).")
     raise UsageError(msg)

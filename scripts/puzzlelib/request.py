@@ -33,10 +33,11 @@ class Verb:
     """A command over puzzles and variants.
 
     options: {"--name": value type, or None for a switch}, besides the variant flags.
-    help: the --help text; {prog} is replaced, and its first line, with pNN replaced, heads the
+    help: the --help text, in English: its translation (a msgid of the catalogues) is shown in the
+        language asked for, with {prog} replaced; its first line, with pNN replaced, heads the
         usage shown for one puzzle.
-    missing: the usage error without a puzzle ({prog}, {puzzles} the list); None: no puzzle
-        means every puzzle (check).
+    missing: the usage error without a puzzle ({prog}, {puzzles} the list), translated likewise;
+        None: no puzzle means every puzzle (check).
     one_variant: exactly one variant (run, trace); otherwise any number, none meaning all.
     """
 
@@ -44,14 +45,20 @@ class Verb:
                  one_variant: bool = False):
         self.name = name
         self.options = options
-        self.help = help.replace("{prog}", PROG)
+        self.english_help = help
         self.missing = missing
         self.one_variant = one_variant
+
+    @property
+    def help(self) -> str:
+        """The --help text in the language asked for."""
+        return tr(self.english_help).replace("{prog}", PROG)
 
     def puzzle_usage(self, puzzle: Puzzle) -> str:
         """The usage line for one puzzle, and its variants."""
         usage = self.help.split("\n", 1)[0].replace(" pNN ", " %s " % puzzle.name, 1)
-        return "%s\n\nPuzzle %s: %s\nVariants:\n%s\n" % (usage, puzzle.name, puzzle.title, puzzle.variant_help())
+        return tr("%s\n\nPuzzle %s: %s\nVariants:\n%s\n") % (usage, puzzle.name, puzzle.title,
+                                                               puzzle.variant_help())
 
 
 class Request:
@@ -123,13 +130,13 @@ def parse_request(root: Path, args: List[str], verb: Verb) -> Optional[Request]:
             out(verb.help + "\n" + puzzle_list(puzzles))
             return None
         if verb.missing is not None:
-            raise UsageError(verb.missing.format(prog=PROG, puzzles=puzzle_list(puzzles)))
+            raise UsageError(tr(verb.missing).format(prog=PROG, puzzles=puzzle_list(puzzles)))
         reject_unknown_flags(puzzles, p.unknown_flags, verb.options)
         if p.unknown_flags:
-            raise UsageError("name a puzzle before variant flags, e.g. `%s %s p14 %s`."
+            raise UsageError(tr("name a puzzle before variant flags, e.g. `%s %s p14 %s`.")
                              % (PROG, verb.name, p.unknown_flags[0]))
         if not puzzles:
-            raise UsageError("no puzzles found (no puzzles/p*/puzzle.json)")
+            raise UsageError(tr("no puzzles found (no puzzles/p*/puzzle.json)"))
         return Request(verb, root, puzzles, list(puzzles.values()), [], p)
     try:
         puzzle = find_puzzle(puzzles, p.positionals[0])
@@ -147,21 +154,21 @@ def parse_request(root: Path, args: List[str], verb: Verb) -> Optional[Request]:
                              % (word, flag))
     variants = resolve_variants(puzzle, p.unknown_flags, verb.options, puzzles)
     if len(p.positionals) > 1:
-        raise UsageError("%s takes %s puzzle, got: %s" % (
-            verb.name, "at most one" if verb.missing is None else "one", " ".join(p.positionals)))
+        many = tr("%s takes at most one puzzle, got: %s") if verb.missing is None else tr("%s takes one puzzle, got: %s")
+        raise UsageError(many % (verb.name, " ".join(p.positionals)))
     if verb.one_variant and not variants:
-        raise BareUsageError("name the variant to %s.\n%s" % (verb.name, verb.puzzle_usage(puzzle)))
+        raise BareUsageError(tr("name the variant to %s.\n%s") % (verb.name, verb.puzzle_usage(puzzle)))
     if verb.one_variant and len(variants) > 1:
         flags = " ".join(v.flag for v in variants)
-        raise UsageError("%s takes one variant (got %s); use `%s check %s %s` for several."
+        raise UsageError(tr("%s takes one variant (got %s); use `%s check %s %s` for several.")
                          % (verb.name, flags, PROG, puzzle.name, flags))
     return Request(verb, root, puzzles, [puzzle], variants, p)
 
 
 def puzzle_list(puzzles: Dict[str, Puzzle]) -> str:
     if not puzzles:
-        return "Puzzles: none found (no puzzles/p*/puzzle.json)"
-    return "Puzzles:\n" + "\n".join("  %-5s %s" % (p.name, p.title) for p in puzzles.values())
+        return tr("Puzzles: none found (no puzzles/p*/puzzle.json)")
+    return tr("Puzzles:") + "\n" + "\n".join("  %-5s %s" % (p.name, p.title) for p in puzzles.values())
 
 
 def resolve_variants(puzzle: Puzzle, flags: List[str], spec, puzzles=None) -> List[Variant]:
@@ -177,8 +184,8 @@ def resolve_variants(puzzle: Puzzle, flags: List[str], spec, puzzles=None) -> Li
             if guess:
                 msg += tr(" (did you mean %s?)") % guess
             elif others:
-                msg += " (%s is a variant of %s)" % (flag, ", ".join(others))
-            msg += "\nVariants of %s (%s):\n%s" % (puzzle.name, puzzle.title, puzzle.variant_help())
+                msg += tr(" (%s is a variant of %s)") % (flag, ", ".join(others))
+            msg += "\n" + tr("Variants of %s (%s):\n%s") % (puzzle.name, puzzle.title, puzzle.variant_help())
             raise UsageError(msg)
         if v not in chosen:
             chosen.append(v)
@@ -192,8 +199,8 @@ def reject_unknown_flags(puzzles, flags: List[str], spec) -> None:
     for flag in flags:
         if flag not in known and flag.replace("_", "-") not in known:
             choices = list(spec) + sorted(known)
-            msg = "unknown option %s" % flag
+            msg = tr("unknown option %s") % flag
             guess = suggest_flag(flag, choices)
             if guess:
-                msg += " (did you mean %s?)" % guess
+                msg += tr(" (did you mean %s?)") % guess
             raise UsageError(msg)

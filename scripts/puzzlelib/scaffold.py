@@ -12,6 +12,7 @@ from typing import List
 from . import build as bld
 from . import grade_integrity as gi
 from .common import PROG, BuildError, UsageError, build_dir, err, out, rel, run_timeout
+from .messages import tr
 from .options import parse
 from .pixi import generated_section, replace_section
 from .puzzles import load_puzzle
@@ -179,8 +180,8 @@ def create(root: Path, name: str, title: str) -> None:
     puzzle_dir, solution_dir = root / "puzzles" / name, root / "solutions" / name
     for d in (puzzle_dir, solution_dir):
         if d.exists():
-            raise UsageError("%s already exists; pick another name, or `%s new %s --refresh` to regenerate its "
-                             "derived files" % (rel(d, root), PROG, name))
+            raise UsageError(tr("%s already exists; pick another name, or `%s new %s --refresh` to regenerate its "
+                                "derived files") % (rel(d, root), PROG, name))
     values = {"PUZZLE": name, "NUMBER": number, "TITLE": title}
     solution = fill((TEMPLATES / "solution.cu").read_text(encoding="utf-8"), values)
     files = {
@@ -212,18 +213,18 @@ def create(root: Path, name: str, title: str) -> None:
 def cmd_new(root: Path, args: List[str]) -> int:
     p = parse(args, {"--title": str, "--refresh": None})
     if p.help:
-        out(NEW_HELP.format(prog=PROG))
+        out(tr(NEW_HELP).format(prog=PROG))
         return 0
     if len(p.positionals) != 1:
-        raise UsageError("give one puzzle name, e.g. `%s new p15 --title \"Histogram\"`" % PROG)
+        raise UsageError(tr("give one puzzle name, e.g. `%s new p15 --title \"Histogram\"`") % PROG)
     name = p.positionals[0].strip().lower()
     if not NAME.match(name):
-        raise UsageError("puzzle names are p followed by digits (p15), got %r" % p.positionals[0])
+        raise UsageError(tr("puzzle names are p followed by digits (p15), got %s") % repr(p.positionals[0]))
     if p.get("--refresh"):
         if p.get("--title"):
-            raise UsageError("--refresh keeps the title of puzzle.json; edit it there")
+            raise UsageError(tr("--refresh keeps the title of puzzle.json; edit it there"))
         if not (root / "puzzles" / name / "puzzle.json").is_file():
-            raise UsageError("puzzles/%s/puzzle.json does not exist; `%s new %s --title ...` creates it"
+            raise UsageError(tr("puzzles/%s/puzzle.json does not exist; `%s new %s --title ...` creates it")
                              % (name, PROG, name))
         import skeletons
 
@@ -232,7 +233,7 @@ def cmd_new(root: Path, args: List[str]) -> int:
     else:
         title = (p.get("--title") or "").strip()
         if not title:
-            raise UsageError("--title is required: `%s new %s --title \"Histogram\"`" % (PROG, name))
+            raise UsageError(tr("--title is required: `%s new %s --title \"Histogram\"`") % (PROG, name))
         create(root, name, title)
     try:
         for path in write_expected(root, name):

@@ -21,6 +21,7 @@ from typing import Dict, List, Tuple
 
 from . import build as bld
 from .common import PROG, BuildError, UsageError, build_dir, err, ncpu, rel
+from .messages import tr
 
 HELP = """\
 usage: {prog} sim [options] FILE.cu [more .cu/.cpp files] [-- program arguments]
@@ -326,7 +327,7 @@ def _build_program_in(home: Path, tc: Dict, cu2cpp, cu: List[str], name: str, op
 
 def cmd_sim(root: Path, args: List[str]) -> int:
     if args and args[0] in ("-h", "--help"):
-        print(HELP.format(prog=PROG))
+        print(tr(HELP).format(prog=PROG))
         return 0
     opts = parse_args(args)
     try:

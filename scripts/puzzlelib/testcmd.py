@@ -14,6 +14,7 @@ from typing import List, Optional
 
 from .build import CMAKE_MISSING, BuildLock, configure_cmd
 from .common import PROG, UsageError, err, fmt_seconds, ncpu, out, rel, test_build_dir
+from .messages import tr
 from .options import parse
 from . import platforms
 
@@ -249,7 +250,7 @@ def check_deps() -> bool:
 def cmd_test(root: Path, args: List[str]) -> int:
     p = parse(args, {"--aarch64": None})
     if p.help:
-        out(TEST_HELP.format(prog=PROG))
+        out(tr(TEST_HELP).format(prog=PROG))
         return 0
     if p.positionals:
         raise UsageError("test takes no arguments (got %s)" % " ".join(p.positionals))

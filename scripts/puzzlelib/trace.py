@@ -21,7 +21,8 @@ from .common import PROG, BuildError, UsageError, build_dir, out, rel, run_timeo
 from .cases import TRACE_MAX_THREADS, random_case, traced_case
 from .driver import parse_result_line
 from .explain import diagnosis_reason, origin_lines
-from .messages import activate, driver_line, korean, tr
+from . import driver_text
+from .messages import activate, korean, tr
 from .options import seed_int
 from .request import Verb, parse_request, pick
 from .trace_model import Access, Launch, Step, fmt, guess_type, load, mark_origin, short_site, tlist, tname
@@ -496,8 +497,8 @@ def fit_io_line(line: str, width: int = WIDTH) -> List[str]:
 
 
 def run_traced(cmd: List[str], root: Path, trace: Path, block: int) -> Tuple[int, List[str], Optional[dict]]:
-    env = dict(os.environ, CUDASIM_TRACE=str(trace), CUDASIM_TRACE_BLOCK=str(block), CUDASIM_SCHEDULES="forward",
-               CUDASIM_CHECKS="1", CUDASIM_WORKERS="1")
+    env = driver_text.environment(dict(os.environ, CUDASIM_TRACE=str(trace), CUDASIM_TRACE_BLOCK=str(block),
+                                       CUDASIM_SCHEDULES="forward", CUDASIM_CHECKS="1", CUDASIM_WORKERS="1"))
     proc = subprocess.Popen(cmd, cwd=str(root), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -513,7 +514,7 @@ def run_traced(cmd: List[str], root: Path, trace: Path, block: int) -> Tuple[int
             result = data
             line = line.rstrip()
         if line:
-            lines.append(line)
+            lines.append(driver_text.render(line))  # a SAY record in the learner's words
     return proc.returncode, lines, result
 
 
@@ -607,7 +608,12 @@ def cmd_trace(root: Path, args: List[str]) -> int:
     return 1
 
 
-MISMATCH_LINE = re.compile(r"^(mismatch: |\s+\[\d+\] expected |note: memory from cudaMalloc )")
+# The mismatch block: the SAY records of harness.cpp that say it (driver_text.py), whatever the language.
+MISMATCH_KEYS = ("mismatch", "mismatch_at", "uninitialized")
+
+
+def mismatch_line(line: str) -> bool:
+    return isinstance(line, driver_text.SaidLine) and line.said.get("key") in MISMATCH_KEYS
 
 
 def io_lines(lines: List[str], random_case: bool) -> Tuple[List[str], List[str]]:
@@ -616,8 +622,7 @@ def io_lines(lines: List[str], random_case: bool) -> Tuple[List[str], List[str]]
     around the first mismatch that says how many elements it leaves out; its mismatch lines come
     below the steps with them (the show input's full arrays say it all)."""
     head = [l for l in lines if l.startswith(("config:", "case:", "input:"))]
-    tail = [driver_line(l) if MISMATCH_LINE.match(l) else l for l in lines
-            if l.startswith(("out:", "expected:")) or random_case and MISMATCH_LINE.match(l)]
+    tail = [l for l in lines if l.startswith(("out:", "expected:")) or random_case and mismatch_line(l)]
     return head, tail
 
 

@@ -109,3 +109,49 @@ def test_a_puzzle_file_that_includes_thrust_gets_the_advice(tree):
     assert "Build of p14_cpu failed (puzzles/p14/p14.cu)" in output
     assert "thrust/scan.h: No such file" in output
     assert "Thrust (<thrust/...>) is not supported by the CPU simulator" in output
+
+
+def test_the_build_failure_in_korean(tree):
+    """The CLI's words around the compiler's output follow --lang ko (issue 21); the compiler's own
+    lines stay as the compiler printed them."""
+    root = tree
+    learner = root / "puzzles" / "p14" / "p14.cu"
+    text = learner.read_text(encoding="utf-8")
+    launcher = text.index("{", text.index("void p14_naive(")) + 1
+    learner.write_text(text[:launcher] + "\n  int broken = ;\n" + text[launcher:], encoding="utf-8")
+    code, output = finish(start(root, "run", "p14", "--simple", "--backend", "cpu", "--lang", "ko"))
+    assert code == 2, output
+    assert "p14_cpu build 실패 (puzzles/p14/p14.cu):" in output
+    assert "위의 첫 번째 error를 고친 다음 같은 명령을 다시 실행하세요." in output
+    assert "(build 출력 전체: build/last-build.log)" in output
+    assert "error: expected primary-expression" in output  # g++'s line, untouched
+    for english in ("Build of", "Fix the first error above", "full build output"):
+        assert english not in output, english
+
+
+def test_the_advice_in_korean():
+    from puzzlelib import build as bld
+    from puzzlelib import messages
+
+    text = ("p.cu:1:10: fatal error: thrust/sort.h: No such file or directory\n"
+            "p.cu:5:3: error: '__match_any_sync' was not declared in this scope\n"
+            "p.cu:6:3: error: 'cudaFooBar' was not declared in this scope\n")
+    with messages.speaking("ko"):
+        advice = bld.unsupported_cuda_advice(text)
+        summary = bld.build_failure_summary(text, bld.Path("/nonexistent"), "p.cu", "p14_cpu")
+    assert advice[0].startswith("Thrust(<thrust/...>)는 CPU simulator가 지원하지 않습니다.")
+    assert "__match_any_sync는 CPU simulator가 지원하지 않습니다. 대신 __ballot_sync를 쓰세요." in advice
+    assert any(a.startswith("cudaFooBar는 CPU simulator의 CUDA에 없습니다") for a in advice)
+    assert advice[-1] == "(NVIDIA GPU와 CUDA toolkit이 있는 컴퓨터에서는 --backend gpu가 nvcc로 build합니다.)"
+    assert summary.startswith("\np14_cpu build 실패 (p.cu):")
+    assert "  p.cu:5:3: error: '__match_any_sync' was not declared in this scope" in summary
+    assert "not supported" not in summary and "Fix the first error" not in summary
+
+
+def test_every_advice_text_has_a_korean_form():
+    from puzzlelib import build as bld
+    from puzzlelib.messages import KO
+
+    texts = list(bld.UNSUPPORTED_CUDA.values()) + list(bld.LIBRARY_ADVICE.values()) + [
+        bld.CMAKE_MISSING, bld.UCONTEXT_HINT, bld.NO_GPU, bld.NO_GPU_TARGET]
+    assert [t for t in texts if t not in KO] == []

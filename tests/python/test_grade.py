@@ -981,3 +981,124 @@ def test_grade_usage_errors(cli, fixture_root):
     assert r.returncode == 2 and "--update-manifest" in r.output
     r = cli("grade", "--submissions", fixture_root / "none")
     assert r.returncode == 2
+
+
+# ------------------------------------------------------------------------------ grade --lang
+
+def graded_report(lang):
+    """A report as grade writes it: p14 --simple failed on a case, --naive passed, p14 --complete
+    did not build."""
+    row = {"puzzle": "p14", "variant": "simple", "flag": "--simple", "verdict": "race",
+           "reason": "race: result depends on thread order", "require_device": True, "points": 0, "max_points": 2,
+           "cases_run": 3, "cases_total": 30, "seconds": 0.5,
+           "failing_case": {"index": 3, "n": 7, "tpb": 8, "seed": 11, "kind": None,
+                            "replay": "python3 scripts/puzzle.py run p14 --simple --n 7 --tpb 8 --seed 11 --backend cpu"},
+           "diagnostic": "mismatch: 출력 7개 중 2개가 다릅니다. 처음 다른 곳은 index 3"}
+    passed = dict(row, variant="naive", flag="--naive", verdict="pass", reason="passed", points=1, max_points=1,
+                  cases_run=30, failing_case=None, diagnostic=None)
+    build = dict(row, variant="complete", flag="--complete", verdict="build-error",
+                 reason="compile error at puzzles/p14/p14.cu:12", cases_run=0, failing_case=None,
+                 diagnostic="Build of p14_cpu failed (puzzles/p14/p14.cu):")
+    return {"student": "kim", "batch": False, "started_at": "2026-12-08T10:00:00Z", "seed": 11, "seconds": 3.2,
+            "replay": "python3 scripts/puzzle.py grade --seed 11", "review": [], "lang": lang,
+            "integrity": {"status": "ok", "message": "ok"}, "variants": [passed, row, build],
+            "score": {"points": 1, "max_points": 5, "percent": 20.0}}
+
+
+def test_gradescope_junit_and_verdict_speak_the_reports_language(tmp_path, capsys):
+    from puzzlelib import grade_export as gx
+
+    report = graded_report("ko")
+    results = gx.gradescope_results(report)
+    tests = {t["name"]: t["output"] for t in results["tests"]}
+    assert tests["p14 --naive"] == "통과: 숨겨진 case 30개를 모두 통과했습니다"
+    assert tests["p14 --simple"].startswith("Race Condition: 결과가 thread 실행 순서에 따라 달라짐\n")
+    assert "실패한 case 3/30: n=7 tpb=8 seed=11" in tests["p14 --simple"]
+    assert "다시 실행: python3 scripts/puzzle.py run p14 --simple" in tests["p14 --simple"]
+    assert tests["p14 --complete"].startswith("build 오류: puzzles/p14/p14.cu:12에서 compile error")
+    assert results["output"].startswith("1/5점 (20.0%), seed 11")
+    for english in ("hidden cases passed", "failing case", "replay:", "points (", "result depends"):
+        assert english not in json.dumps(results, ensure_ascii=False), english
+
+    junit = junit_cases(gr.junit_tree([report]))
+    failure = junit["p14 --simple"].find("failure")
+    assert failure.get("type") == "race"  # machine fields stay English
+    assert failure.get("message").startswith("Race Condition: ") and "(n=7 tpb=8 seed=11)" in failure.get("message")
+    assert "다시 실행: " in failure.text and "replay:" not in failure.text
+    assert junit["p14 --naive"].find("system-out").text == "점수: 1/1"
+
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    assert gx.verdict_of(path, "p14:simple") == 1
+    shown = capsys.readouterr().out
+    assert shown.startswith("p14 --simple: Race Condition: ") and "0/2점" in shown and "points" not in shown
+    assert gx.verdict_of(path, "p14:simple", "en") == 1  # --lang given: it wins over the report's
+    assert capsys.readouterr().out.startswith("p14 --simple: race: result depends on thread order, 0/2 points\n")
+
+
+def test_reports_without_a_language_are_english(tmp_path):
+    from puzzlelib import grade_export as gx
+
+    report = graded_report("en")
+    del report["lang"]  # a report from before grade --lang
+    tests = {t["name"]: t["output"] for t in gx.gradescope_results(report)["tests"]}
+    assert tests["p14 --naive"] == "pass: every one of the 30 hidden cases passed"
+    assert tests["p14 --complete"].startswith("build-error: compile error at puzzles/p14/p14.cu:12")
+    message = junit_cases(gr.junit_tree([report]))["p14 --simple"].find("failure").get("message")
+    assert message == "race: result depends on thread order (n=7 tpb=8 seed=11)"  # the verdict said once
+
+
+def test_grade_lang_is_an_option_not_the_locale(cli, tmp_path):
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(graded_report("en")), encoding="utf-8")
+    korean_locale = {"LANG": "ko_KR.UTF-8", "PUZZLE_LANG": "ko", "PUZZLES_GRADE_LANG": ""}
+    r = cli("grade", "--verdict", path, "p14:simple", env=korean_locale)
+    assert r.returncode == 1 and r.stdout.startswith("p14 --simple: race: result depends on thread order"), r
+    r = cli("grade", "--verdict", path, "p14:simple", "--lang", "ko", env=korean_locale)
+    assert r.returncode == 1 and r.stdout.startswith("p14 --simple: Race Condition: ") and "points" not in r.stdout, r
+    r = cli("grade", "--verdict", path, "p14:simple", env=dict(korean_locale, PUZZLES_GRADE_LANG="ko"))
+    assert r.stdout.startswith("p14 --simple: Race Condition: "), r
+    r = cli("grade", "--lang", "fr")
+    assert r.returncode == 2 and "--lang must be en or ko, not 'fr'" in r.stderr
+
+
+def test_grade_help_in_korean(cli):
+    r = cli("grade", "--help", "--lang", "ko")
+    assert r.returncode == 0, r
+    assert "사용법: python3 scripts/puzzle.py grade [pNN [--VARIANT ...]]" in r.stdout
+    assert "학생이 읽는 글의 언어" in r.stdout and "--time-limit S       실행 한 번의 제한 시간(초) (기본값 30)" in r.stdout
+    assert "Grade a learner's tree" not in r.stdout and "seconds per run" not in r.stdout
+    assert "Grade a learner's tree" in cli("grade", "--help", env={"LANG": "ko_KR.UTF-8"}).stdout
+
+
+def test_the_classroom_workflow_grades_in_the_language_asked_for(fixture_root):
+    from puzzlelib import grade_export as gx
+    from puzzlelib.puzzles import discover
+
+    puzzles = discover(REPO)
+    text = gx.classroom_workflow(puzzles, gr.Points(), None, "ko")
+    assert "grade --classroom .github/workflows/classroom.yml --check --lang ko" in text
+    assert "grade --report-only --json grade-report.json --lang ko" in text
+    assert "--lang" not in gx.classroom_workflow(puzzles, gr.Points(), None)
+
+
+def test_untouched_tree_graded_in_korean(tmp_path, grade_work, fresh_manifest):
+    """`grade --lang ko`: the table, the failing case, the program's output and the JUnit texts in
+    Korean; the JSON's verdicts and reasons stay English, its `lang` says ko."""
+    needs_toolchain()
+    tree = make_submission("untouched", tmp_path / "untouched")
+    r, report, junit = grade(tree, "p14", "--simple", "--seed", "5", "--lang", "ko", "--manifest", fresh_manifest,
+                             work=grade_work)
+    assert r.returncode == 1, r
+    assert report["lang"] == "ko"
+    row = report["variants"][0]
+    assert (row["verdict"], row["reason"]) == ("fail", "wrong answer")
+    assert "mismatch: 출력 1개 중 1개가 다릅니다. 처음 다른 곳은 index 0" in row["diagnostic"]
+    assert "outputs differ" not in row["diagnostic"] and "SAY {" not in row["diagnostic"]
+    assert re.search(r"❌ p14 --simple: 오답, case 1/\d+에서: n=1", r.stdout), r.stdout
+    assert "    다시 실행: python3 scripts/puzzle.py run p14 --simple --n 1" in r.stdout
+    assert re.search(r"점수: 0/\d+점 \(0\.0%\), variant 0/1개 통과", r.stdout), r.stdout
+    for english in ("at case 1 of", "    replay:", "score:", "failed at", "wrong answer", "outputs differ"):
+        assert english not in r.stdout, english
+    failure = junit_cases(junit)["p14 --simple"].find("failure")
+    assert failure.get("type") == "fail" and failure.get("message").startswith("오답 (n=1 tpb=")

@@ -6,13 +6,15 @@ in scripts/puzzlelib/ must have its Korean form, with the same placeholders in t
 """
 
 import ast
+import json
 import re
+import subprocess
 
 import pytest
 
 from conftest import REPO
 
-from puzzlelib import commands, explain, messages
+from puzzlelib import commands, driver_text, explain, messages
 from puzzlelib.messages import KO, PLACEHOLDER
 
 PUZZLELIB = REPO / "scripts" / "puzzlelib"
@@ -80,21 +82,101 @@ def test_the_korean_keeps_the_notes_english_terms(korean):
     assert re.search(r"[\uac00-\ud7a3]", messages.tr_reason("race: unsynchronized accesses to shared memory"))
 
 
-def test_the_mismatch_block_in_korean(korean):
-    assert messages.driver_line("mismatch: 8 of 8 outputs differ; first at index 0") == \
-        "mismatch: 출력 8개 중 8개가 다릅니다. 처음 다른 곳은 index 0"
-    assert messages.driver_line("  [1] expected 1, got -842150451 (uninitialized: the 0xCD fill read as an int)") == \
-        "  [1] 기대값 1, 결과 -842150451 (초기화되지 않은 값: 0xCD로 채운 값을 int로 읽은 것)"
-    assert messages.driver_line("  [0] expected 2, got -4.316021e+08 (uninitialized: the 0xCD fill read as a float)") \
-        .endswith("(초기화되지 않은 값: 0xCD로 채운 값을 float로 읽은 것)")
+SAY_MISMATCH = ('SAY {"key": "mismatch", "text": "mismatch: {count} of {total} outputs differ; first at index {first}", '
+                '"count": 8, "total": 8, "first": 0}')
+
+
+def say_element(index, expected, got, fill=None):
+    """A mismatch_at record as harness.cpp prints it (its fill note a phrase of its own)."""
+    record = {"key": "mismatch_at", "text": "  [{index}] expected {expected}, got {got}", "index": index,
+              "expected": expected, "got": got}
+    if fill is not None:
+        record["text"] += " (uninitialized: {fill})"
+        record["fill"] = fill
+    return "SAY " + json.dumps(record)
+
+
+FILL_FLOAT = {"key": "fill_read_as", "text": "the 0xCD fill read as a float"}
+FILL_COMPUTED = {"key": "fill_computed", "text": "the 0xCD fill {rest}, computed from memory nobody wrote", "rest": "+ 5"}
+FILL_SUM = {"key": "fill_sum", "text": "{count} x the 0xCD fill {rest}, a sum of memory nobody wrote", "count": 3,
+            "rest": "- 2"}
+
+
+def test_the_mismatch_block_in_korean_from_its_data(korean):
+    assert driver_text.render(SAY_MISMATCH) == "mismatch: 출력 8개 중 8개가 다릅니다. 처음 다른 곳은 index 0"
+    assert driver_text.render(say_element(1, "1", "-842150451")) == "  [1] 기대값 1, 결과 -842150451"
+    assert driver_text.render(say_element(0, "2", "-4.316021e+08", FILL_FLOAT)) == \
+        "  [0] 기대값 2, 결과 -4.316021e+08 (초기화되지 않은 값: 0xCD로 채운 값을 float로 읽은 것)"
     # The notes of values computed from the fill (harness.cpp's uninit_note), every form in Korean.
-    assert messages.driver_line("  [0] expected 0, got -842150446 (uninitialized: the 0xCD fill + 5, computed "
-                                "from memory nobody wrote)") == \
+    assert driver_text.render(say_element(0, "0", "-842150446", FILL_COMPUTED)) == \
         "  [0] 기대값 0, 결과 -842150446 (초기화되지 않은 값: 0xCD로 채운 값 + 5: 아무도 쓰지 않은 메모리로 계산됨)"
-    assert messages.driver_line("  [0] expected 0, got 1768515945 (uninitialized: 3 x the 0xCD fill - 2, a sum of "
-                                "memory nobody wrote)") == \
+    assert driver_text.render(say_element(0, "0", "1768515945", FILL_SUM)) == \
         "  [0] 기대값 0, 결과 1768515945 (초기화되지 않은 값: 0xCD로 채운 값 3개의 합 - 2: 아무도 쓰지 않은 메모리를 더함)"
-    assert messages.driver_line("config:   SIZE = 8") == "config:   SIZE = 8"
+    # Lines that are not SAY records are shown as they came.
+    assert driver_text.render("config:   SIZE = 8") == "config:   SIZE = 8"
+
+
+def test_the_mismatch_block_in_english_is_the_drivers_english():
+    # English (the default): the template with its facts, as the driver prints it when run by hand.
+    assert driver_text.render(SAY_MISMATCH) == "mismatch: 8 of 8 outputs differ; first at index 0"
+    assert driver_text.render(say_element(0, "0", "1768515945", FILL_SUM)) == \
+        "  [0] expected 0, got 1768515945 (uninitialized: 3 x the 0xCD fill - 2, a sum of memory nobody wrote)"
+    line = driver_text.render(SAY_MISMATCH)
+    assert isinstance(line, driver_text.SaidLine) and line.said["key"] == "mismatch" and line.said["count"] == 8
+
+
+@pytest.mark.parametrize("line", [
+    'SAY {"key": "x", "text": "{missing} fact"}',           # a placeholder no fact fills
+    'SAY {"key": "x", "text": "{n:>99999999}", "n": 1}',    # a format spec: never applied to a learner's line
+    'SAY {"key": "x", "text": "%s", "n": 1}',
+    'SAY {"key": "x", "text": 3}',
+    'SAY {"key": "x", "text": "{v}", "v": [1, 2]}',
+    'SAY {"key": "x", "text": "{v}", "v": {"text": "{w}"}}',
+    'SAY not json',
+    'SAY ["text"]',
+])
+def test_a_line_that_is_no_valid_record_is_shown_as_it_came(korean, line):
+    # Learner code can print anything, under grade too: such a line is text, never formatted.
+    assert driver_text.render(line) == line and not isinstance(driver_text.render(line), driver_text.SaidLine)
+
+
+# harness::Say("key", "text" "text" ...): the templates of the C++ sources, string literals joined.
+SAY_CALL = re.compile(r'Say\(\s*"[^"]*"\s*,((?:\s*"(?:[^"\\]|\\.)*")+)')
+SAY_SOURCES = sorted((REPO / "harness" / "src").glob("*.cpp")) + sorted((REPO / "puzzles").glob("*/driver.cpp"))
+
+
+def say_templates():
+    found = []
+    for path in SAY_SOURCES:
+        text = path.read_text(encoding="utf-8")
+        for m in SAY_CALL.finditer(text):
+            literal = "".join(ast.literal_eval(part) for part in re.findall(r'"(?:[^"\\]|\\.)*"', m.group(1)))
+            found.append(("%s:%d" % (path.relative_to(REPO), text.count("\n", 0, m.start()) + 1), literal))
+    return found
+
+
+def test_the_drivers_say_their_prose_as_data():
+    where = {w.split(":")[0] for w, _ in say_templates()}
+    assert "harness/src/harness.cpp" in where and "puzzles/p13/driver.cpp" in where and "puzzles/p12/driver.cpp" in where
+    assert len(say_templates()) >= 19
+
+
+@pytest.mark.parametrize("where,text", say_templates(), ids=lambda x: x if ".cpp:" in str(x) else "")
+def test_every_driver_sentence_has_a_korean_form(where, text):
+    assert text in KO, "%s: harness::Say template %r has no Korean form in the catalogues" % (where, text)
+
+
+def test_no_regular_expression_reads_the_drivers_prose():
+    """The mismatch block, the fill notes and p13's notes reach the CLI as data (SAY records):
+    nothing in scripts/ matches their English any more (messages.DRIVER_LINES and FILL_NOTES are gone)."""
+    assert not hasattr(messages, "DRIVER_LINES") and not hasattr(messages, "FILL_NOTES")
+    assert not hasattr(messages, "driver_line")
+    prose = ["outputs differ", "0xCD fill", "] expected ", "expected (.*?), got", "uninitialized: ",
+             "calls p13_single_pass twice", "uniform in [-1000"]
+    for path in sorted((REPO / "scripts").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for words in prose:
+            assert words not in text, "%s still carries the driver's English %r" % (path.relative_to(REPO), words)
 
 
 def test_english_unless_activated(monkeypatch):
@@ -171,3 +253,57 @@ def test_korean_tables_line_up_in_the_terminal():
     starts = [[width(l[:m.start()]) for m in re.finditer(r"(?<=  )\S", l)] for l in lines]
     assert starts[0] == starts[1] == [14, 20, 40, 45], lines
     assert 19 <= width(commands.cut("한국어 요약 " * 10, 21)) <= 21 and commands.cut("abc", 21) == "abc"
+
+
+@pytest.mark.parametrize("puzzle,args", [
+    ("p12", ["--variant", "shuffle", "--n", 100, "--tpb", 32, "--seed", 3]),   # calls the launcher twice: its note
+    ("p13", ["--variant", "block", "--n", 10, "--tpb", 4, "--show"]),
+    ("p14", ["--variant", "simple", "--n", 8, "--tpb", 8, "--show"]),
+])
+def test_the_data_words_the_same_english_as_the_driver_run_by_hand(puzzle, args):
+    """A driver run by hand prints its English; run as the CLI runs it, SAY records, which
+    driver_text words in English as exactly those lines."""
+    from driver_helpers import binary, run
+
+    path = binary("%s_cpu" % puzzle)
+    _, by_hand = run(path, *args)
+    proc = subprocess.run([str(path)] + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True, env=driver_text.environment(), timeout=120)
+    records = [l for l in proc.stdout.splitlines() if l.startswith("SAY ")]
+    assert records, proc.stdout
+    worded = [driver_text.render(l) for l in proc.stdout.splitlines()]
+    assert worded == by_hand.splitlines()
+
+
+def refusal_reasons():
+    """Why drivers refuse a case: the literals of `refuse(c, "...")` and of their *unsupported()
+    functions (whose result is what they refuse with)."""
+    literal = r'"(?:[^"\\]|\\.)*"'
+    found = []
+    for path in sorted((REPO / "puzzles").glob("*/driver.cpp")):
+        text = path.read_text(encoding="utf-8")
+        chunks = [m.group(1) for m in re.finditer(r"refuse\(c,\s*((?:%s\s*)+)\)" % literal, text)]
+        for m in re.finditer(r"^\S[^\n]*unsupported\([^)]*\)\s*\{\n(.*?)^\}", text, re.M | re.S):
+            chunks += [m2.group(0) for m2 in re.finditer(r"(?:%s\s*)+" % literal, m.group(1))]
+        for chunk in chunks:
+            found.append((path.parent.name, "".join(ast.literal_eval(p) for p in re.findall(literal, chunk))))
+    return found
+
+
+def test_the_drivers_refuse_with_reasons_to_translate():
+    assert {p for p, _ in refusal_reasons()} == {"p12", "p13", "p14", "p29"}
+    assert len(refusal_reasons()) >= 15
+
+
+@pytest.mark.parametrize("puzzle,why", sorted(set(refusal_reasons())))
+def test_every_refusal_has_a_korean_form(puzzle, why):
+    assert why in KO, "%s refuses a case with %r, which has no Korean form" % (puzzle, why)
+
+
+def test_a_refused_case_in_korean(cli):
+    from driver_helpers import binary
+
+    r = cli("run", "p14", "--simple", "--n", 100, "--tpb", 32, "--binary", binary("p14_cpu"), "--lang", "ko")
+    assert r.returncode == 2, r
+    assert "오류: p14 --simple, n = 100, tpb = 32: block 하나는 원소를 최대 tpb개까지 scan합니다" in r.output
+    assert "scans at most" not in r.output and "SAY {" not in r.output

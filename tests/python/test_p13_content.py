@@ -296,3 +296,39 @@ def test_stopping_one_pass_early_is_right_for_one_block_only():
     assert rc == 0, out  # one value: nothing to reduce
     rc, out = run(bug, "--variant", "complete", "--n", 100, "--tpb", 8, "--seed", 2)
     assert rc == 1, out
+
+
+# ---- the driver's prose, in the learner's language --------------------------------------------
+
+def test_the_cli_words_the_drivers_lines_in_korean(cli):
+    """The `inputs:` line, the mismatch block and its notes reach the CLI as data (SAY records) and
+    are worded from the catalogue: in Korean with --lang ko, and none of the driver's English."""
+    r = cli("run", "p13", "--block", "--seed", 5, "--binary", binary("p13_cpu"), "--lang", "ko")
+    assert r.returncode == 1, r
+    assert "inputs:   모두 음수, [-1000, -1)에서 균등 분포, 최댓값(-0.5)은 맨 끝" in r.stdout, r.stdout
+    assert "mismatch: 출력 1개 중 1개가 다릅니다. 처음 다른 곳은 index 0" in r.stdout
+    assert "  [0] 기대값 -0.5, 결과 -4.316021e+08 (초기화되지 않은 값: 0xCD로 채운 값을 float로 읽은 것)" in r.stdout
+    assert "note: cudaMalloc 메모리와 __shared__ 배열은 쓰레기 값으로 시작합니다" in r.stdout
+    for english in ("all negative, uniform", "outputs differ", "expected -0.5, got", "the 0xCD fill",
+                    "starts as garbage", "SAY {"):
+        assert english not in r.output, english
+
+
+def test_the_single_pass_note_in_korean(cli):
+    r = cli("run", "p13", "--single-pass", "--seed", 4, "--binary", binary("p13_cpu"), "--lang", "ko")
+    assert r.returncode == 1, r
+    assert "inputs:   양수와 음수가 섞임, [-1000, 1000)에서 균등 분포" in r.stdout, r.stdout
+    assert "note: driver는 같은 입력으로 p13_single_pass를 두 번 호출합니다. ticket이 0인 첫 번째 호출부터" in r.stdout
+    assert "calls p13_single_pass twice" not in r.output and "mixed signs" not in r.output
+
+
+def test_the_cli_in_english_shows_what_the_driver_prints_by_hand(cli):
+    """The English the CLI words from the data is the driver's own English, line for line."""
+    by_hand = run(binary("p13_cpu"), "--variant", "single-pass", "--n", 300, "--tpb", 32, "--seed", 4)[1]
+    r = cli("run", "p13", "--single-pass", "--n", 300, "--tpb", 32, "--seed", 4, "--binary", binary("p13_cpu"),
+            "--lang", "en")
+    said = [l for l in by_hand.splitlines() if l.startswith(("inputs:", "mismatch:", "  [", "note:"))]
+    assert len(said) >= 4, by_hand
+    shown = r.stdout.splitlines()
+    for line in said:
+        assert line in shown, line

@@ -42,6 +42,39 @@ std::vector<int> iota_ints(size_t n);                                         //
 std::vector<int> random_ints(size_t n, uint64_t seed, int lo, int hi);         // uniform in [lo, hi]
 std::vector<float> random_floats(size_t n, uint64_t seed, float lo, float hi);  // uniform in [lo, hi)
 
+// ---- prose for the learner ------------------------------------------------------------------
+// A line the driver says to the learner (a note, a line of the mismatch block), as data. Its text
+// is an English template with named facts, e.g.
+//   harness::Say("p13.inputs", "inputs:   {distribution}").fact("distribution", ...).print();
+// Run by hand, the driver prints the English with the facts filled in. Run by scripts/puzzle.py
+// (PUZZLES_DRIVER_TEXT=data in the environment), it prints `SAY {"key": ..., "text": ..., facts}`
+// instead, and the CLI words the line in the learner's language: the template is the msgid of its
+// Korean form in the catalogues (scripts/puzzlelib/driver_text.py). A fact is an integer, a string,
+// or another Say (a phrase with its own template). The key names the line for programs.
+class Say {
+ public:
+  Say(const char* key, const char* text);
+  Say& fact(const char* name, long long value);
+  Say& fact(const char* name, const std::string& value);
+  Say& fact(const char* name, const Say& phrase);
+  std::string english() const;  // the template, facts filled in
+  std::string json() const;     // {"key": ..., "text": ..., facts...}
+  void print(std::FILE* to = stdout) const;
+
+ private:
+  struct Fact {
+    std::string name, english, json;
+  };
+  std::string key_, text_;
+  std::vector<Fact> facts_;
+};
+bool say_as_data();  // PUZZLES_DRIVER_TEXT=data: Say lines are printed as data
+// A case outside what the variant promises (a block size its kernel cannot take, n too large):
+// says `error: pNN --VARIANT with n = N, tpb = T: WHY` on stderr (a Say line; WHY, an English
+// sentence, is a phrase of its own and the msgid of its Korean form) and returns 2, the driver's
+// usage-error exit code.
+int refuse(const Case& c, const char* why);
+
 // ---- errors ---------------------------------------------------------------------------------
 // A failed CUDA call ends the run with an "error" verdict that names the call and where it was.
 void check(cudaError_t e, const char* what, const char* file = __builtin_FILE(), int line = __builtin_LINE());
