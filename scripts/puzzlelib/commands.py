@@ -13,6 +13,7 @@ from .common import (PROG, BuildError, UsageError, build_dir, fmt_seconds, mark,
                      rel, run_timeout, stdout_is_tty, table, width as text_width)
 from .cases import STATUS_SEED, TRACE_MAX_THREADS, random_case, run_seed, seeded_cases, traceable
 from .driver import ERROR, PASS, USAGE, Outcome, relevant_lines, run_driver
+from .diagnosis import ReportFilter, report_after, split_output
 from .explain import ORIGIN_HINT, explain, origin_lines, simulator_reason
 from .messages import activate, tr, tr_reason
 from .options import backend_choice, parse
@@ -189,7 +190,12 @@ def cmd_run(root: Path, args: List[str]) -> int:
         n, tpb = variant.show_case()
         cmd += ["--show", "--n", str(n), "--tpb", str(tpb)]
     out("")
-    outcome = run_driver(cmd, timeout, on_line=out)
+    # The simulator's English report is held back and worded from its record below.
+    held = ReportFilter()
+    outcome = run_driver(cmd, timeout, on_line=lambda line: held(line) and out(line))
+    report = report_after(held, outcome.diagnosis)
+    for line in report:
+        out(line)
     out("")
     if outcome.kind == USAGE:
         return _setup_problem(variant, outcome, cmd)
@@ -241,7 +247,8 @@ def _random_failure(variant: Variant, outcome: Outcome, n: int, tpb: int, seed: 
     and diagnosis as a failure, and how to run and trace it again."""
     out(tr("The show input passed, but a random input of the same size failed (n={n} tpb={tpb} seed={seed}):")
         .format(n=n, tpb=tpb, seed=seed))
-    for line in relevant_lines(outcome.lines):
+    other, report = split_output(outcome.lines, outcome.diagnosis)
+    for line in relevant_lines(other) + report:
         out(line)
     out("")
     for line in origin_lines(outcome.result):
@@ -321,7 +328,8 @@ def check_variant(root: Path, variant: Variant, binary: Path, backend: str, seed
             % (mark(False), variant.label, verdict, why, i + 1, len(cases), n, tpb, input_seed))
     for line in case_lines(variant, n, tpb, input_seed, solution, backend, given_binary, outcome.result):
         out(line)
-    for line in relevant_lines(outcome.lines):
+    other, report = split_output(outcome.lines, outcome.diagnosis)
+    for line in relevant_lines(other) + report:
         out("    | " + line)
     for line in origin_lines(outcome.result):
         out("    " + line)

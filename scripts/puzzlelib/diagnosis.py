@@ -132,30 +132,36 @@ def render(d: Optional[dict]) -> List[str]:
 
 
 class ReportFilter:
-    """Hides the simulator's English report from a driver's output, line by line: the block that
-    starts with `cudasim: error: ` and goes on with indented lines. The CLI prints `render()` of
-    the record in its place. A line is kept when the call returns True."""
+    """Holds back the simulator's English report from a driver's output, line by line: the block
+    that starts with `cudasim: error: ` and goes on with indented lines. A line is shown when the
+    call returns True; the held-back lines are in `held`, for a record no renderer words."""
 
     PREFIX = "cudasim: error: "
 
     def __init__(self):
         self.inside = False
+        self.held: List[str] = []
 
     def __call__(self, line: str) -> bool:
-        if line.startswith(self.PREFIX):
+        if line.startswith(self.PREFIX) or (self.inside and line[:1] in (" ", "\t") and line.strip()):
             self.inside = True
-            return False
-        if self.inside and (line.startswith(" ") or line.startswith("\t")):
+            self.held.append(line)
             return False
         self.inside = False
         return True
 
 
 def split_output(lines: List[str], d: Optional[dict]) -> Tuple[List[str], List[str]]:
-    """(the driver's other lines, the rendered report): the simulator's English block is replaced
-    by the record's rendering when there is one; otherwise the lines stay as they are."""
+    """(the driver's other lines, the report): the simulator's English block is replaced by the
+    record's rendering; without a record or a renderer the lines stay as they are."""
     report = render(d)
     if not report:
         return list(lines), []
     keep = ReportFilter()
     return [l for l in lines if keep(l)], report
+
+
+def report_after(keep: ReportFilter, d: Optional[dict]) -> List[str]:
+    """What to print after a run whose output went through `keep`: the rendered report, or the
+    held-back lines when the record has no renderer."""
+    return render(d) or keep.held

@@ -40,6 +40,7 @@ from . import grade_report as gr
 from . import grade_sandbox as gs
 from . import grade_shard as gsh
 from .cases import seeded_cases
+from .diagnosis import split_output
 from .common import PROG, UsageError, err, fmt_seconds, mark, ncpu, out, quote_cmd, stdout_is_tty, table
 from .driver import PASS, USAGE
 from .grade_run import (excerpt, explain, format_memory, memory_limit_supported,
@@ -655,8 +656,9 @@ class Grader:
         if outcome.kind == USAGE:
             reason = "the driver refused the case (a problem with the puzzle declaration, not the submission)"
         replay = "%s run %s %s --n %d --tpb %d --seed %d --backend cpu" % (PROG, variant.puzzle, variant.flag, n, tpb, seed)
-        diagnostic = excerpt(outcome.lines, {str(src_root.resolve()) + "/": "", str(src_root) + "/": "",
-                                             str(staged.resolve()) + "/": "", str(staged) + "/": ""})
+        other, report = split_output(outcome.lines, outcome.diagnosis)
+        diagnostic = excerpt(other, {str(src_root.resolve()) + "/": "", str(src_root) + "/": "",
+                                     str(staged.resolve()) + "/": "", str(staged) + "/": ""}, report=report)
         if outcome.timed_out:
             diagnostic = (tr("stopped at the time limit of %g s; its last output:") % s.time_limit + "\n" + diagnostic
                           if diagnostic else tr("stopped at the time limit of %g s; it printed nothing") % s.time_limit)

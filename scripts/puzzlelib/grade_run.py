@@ -255,9 +255,10 @@ def run_capture(cmd: List[str], timeout: float, cwd=None, env=None) -> Tuple[int
 # ------------------------------------------------------------------------------ excerpts
 
 def excerpt(lines: List[str], replace: Optional[Dict[str, str]] = None, limit: int = 20,
-            max_chars: int = 4000) -> str:
-    """The diagnostic part of a failing run's output (relevant_lines), paths made relative."""
-    picked = relevant_lines(lines, limit)
+            max_chars: int = 4000, report: Optional[List[str]] = None) -> str:
+    """The diagnostic part of a failing run's output (relevant_lines), then the simulator's report
+    worded from its record (diagnosis.render), paths made relative."""
+    picked = relevant_lines(lines, limit) + list(report or [])
     text = "\n".join(picked)
     for old, new in (replace or {}).items():
         if old:

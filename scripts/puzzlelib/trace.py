@@ -19,10 +19,11 @@ from . import build as bld
 from . import trace_html
 from .common import PROG, BuildError, UsageError, build_dir, out, rel, run_timeout, stdout_is_tty
 from .cases import TRACE_MAX_THREADS, random_case, traced_case
-from .driver import parse_result_line
+from .driver import diagnosis_record, parse_result_line
+from .diagnosis import render as render_diagnosis
 from .explain import diagnosis_reason, origin_lines
 from . import driver_text
-from .messages import activate, korean, tr
+from .messages import activate, korean, tr, tr_reason
 from .options import seed_int
 from .request import Verb, parse_request, pick
 from .trace_model import Access, Launch, Step, fmt, guess_type, load, mark_origin, short_site, tlist, tname
@@ -557,14 +558,18 @@ def cmd_trace(root: Path, args: List[str]) -> int:
         source_path = source_path or _source_of(launches, root)
         source = source_path.read_text(encoding="utf-8", errors="replace").splitlines() if source_path else []
         launches = load(events, source)
-    diagnosis = (result or {}).get("diagnosis")
+    diagnosis = diagnosis_record(result)
     # A wrong answer: the page outlines the cells the first wrong element was computed from.
     mark_origin(launches, (result or {}).get("origin"))
     for launch in launches:
-        if launch.cut_off and launch.error is None and isinstance(diagnosis, dict):
+        if launch.cut_off and launch.error is None and diagnosis is not None:
             # The watchdog ended the process inside this launch: the report is the driver's RESULT.
             launch.error = {"kind": diagnosis_reason(diagnosis), "msg": diagnosis.get("message") or ""}
             launch.stop = [[_linear(t, launch.block), "running", "", ""] for t in diagnosis.get("threads") or []]
+        if launch.error is not None and diagnosis is not None and render_diagnosis(diagnosis):
+            # The error that ended the process is the record's: worded from its facts, in the
+            # learner's language, as `check` words it (the trace event holds the English only).
+            launch.error = {"kind": tr_reason(diagnosis_reason(diagnosis)), "msg": "\n".join(render_diagnosis(diagnosis))}
     cells = max((sum(a["count"] for a in l.arrays) for l in launches), default=0)
     if cells > MAX_CELLS:
         raise UsageError("the block has %d shared-memory elements; trace draws at most %d. Use a smaller --tpb."
