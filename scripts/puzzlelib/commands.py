@@ -165,7 +165,7 @@ def cmd_run(root: Path, args: List[str]) -> int:
     puzzle, variant, solution = req.puzzle, req.variant, req.solution
     timeout = run_timeout()
 
-    out("Puzzle %s: %s" % (variant.label, variant.summary))
+    out(tr("Puzzle %s: %s") % (variant.label, tr(variant.summary)))
     if req.binary:
         binary = Path(req.binary)
         out("binary: %s" % rel(binary, root))
@@ -382,7 +382,7 @@ def cmd_check(root: Path, args: List[str]) -> int:
                 continue
         # As in `run`: a machine without a GPU needs no note; a GPU that is not used does.
         shown_note = "" if note == "no GPU found" else note
-        out(tr("%s: %s; backend: %s") % (puzzle.name, puzzle.title, bld.backend_label(backend, shown_note)))
+        out(tr("%s: %s; backend: %s") % (puzzle.name, tr(puzzle.title), bld.backend_label(backend, shown_note)))
         for v in variants:
             results.append(check_variant(root, v, binary, backend, seed, quick, timeout, solution, req.binary))
         if not req.binary and not solution and not quick:
@@ -498,10 +498,10 @@ def cmd_list(root: Path, args: List[str]) -> int:
                         cache.entries.pop(v.label, None)
         first = True
         for v in puzzle.variants.values():
-            row = [puzzle.name if first else "", puzzle.title if first else "", v.flag]
+            row = [puzzle.name if first else "", tr(puzzle.title) if first else "", v.flag]
             if with_status:
                 row.append(statuses[v.name])
-            rows.append(row + [v.summary])
+            rows.append(row + [tr(v.summary)])
             first = False
     if with_status:
         cache.save()

@@ -119,7 +119,7 @@ class Puzzle:
 
     def variant_help(self, indent: str = "  ") -> str:
         width = max(len(v.flag) for v in self.variants.values())
-        return "\n".join("%s%s  %s" % (indent, v.flag.ljust(width), v.summary)
+        return "\n".join("%s%s  %s" % (indent, v.flag.ljust(width), tr(v.summary))
                          for v in self.variants.values())
 
 

@@ -57,7 +57,7 @@ class Verb:
     def puzzle_usage(self, puzzle: Puzzle) -> str:
         """The usage line for one puzzle, and its variants."""
         usage = self.help.split("\n", 1)[0].replace(" pNN ", " %s " % puzzle.name, 1)
-        return tr("%s\n\nPuzzle %s: %s\nVariants:\n%s\n") % (usage, puzzle.name, puzzle.title,
+        return tr("%s\n\nPuzzle %s: %s\nVariants:\n%s\n") % (usage, puzzle.name, tr(puzzle.title),
                                                                puzzle.variant_help())
 
 
@@ -168,7 +168,7 @@ def parse_request(root: Path, args: List[str], verb: Verb) -> Optional[Request]:
 def puzzle_list(puzzles: Dict[str, Puzzle]) -> str:
     if not puzzles:
         return tr("Puzzles: none found (no puzzles/p*/puzzle.json)")
-    return tr("Puzzles:") + "\n" + "\n".join("  %-5s %s" % (p.name, p.title) for p in puzzles.values())
+    return tr("Puzzles:") + "\n" + "\n".join("  %-5s %s" % (p.name, tr(p.title)) for p in puzzles.values())
 
 
 def resolve_variants(puzzle: Puzzle, flags: List[str], spec, puzzles=None) -> List[Variant]:
@@ -185,7 +185,7 @@ def resolve_variants(puzzle: Puzzle, flags: List[str], spec, puzzles=None) -> Li
                 msg += tr(" (did you mean %s?)") % guess
             elif others:
                 msg += tr(" (%s is a variant of %s)") % (flag, ", ".join(others))
-            msg += "\n" + tr("Variants of %s (%s):\n%s") % (puzzle.name, puzzle.title, puzzle.variant_help())
+            msg += "\n" + tr("Variants of %s (%s):\n%s") % (puzzle.name, tr(puzzle.title), puzzle.variant_help())
             raise UsageError(msg)
         if v not in chosen:
             chosen.append(v)

@@ -118,3 +118,21 @@ def test_tr_returns_a_template_that_chooses_particles():
     finally:
         messages.set_lang(None)
         messages._active = False
+
+
+def puzzle_texts():
+    import json
+    from conftest import REPO
+    texts = []
+    for path in sorted((REPO / "puzzles").glob("*/puzzle.json")):
+        d = json.loads(path.read_text(encoding="utf-8"))
+        texts += [(path.parent.name, d["title"]), (path.parent.name, d["summary"])]
+        texts += [(path.parent.name, v["summary"]) for v in d["variants"].values()]
+    return texts
+
+
+@pytest.mark.parametrize("puzzle,text", puzzle_texts(), ids=lambda x: str(x)[:40])
+def test_every_title_and_summary_of_the_declarations_has_a_korean_form(puzzle, text):
+    """The declaration (puzzles/pNN/puzzle.json) is the one place a variant's summary is written;
+    its Korean form is in locale/ko/LC_MESSAGES/puzzles.po, and the CLI shows it with --lang ko."""
+    assert text in catalog.translations("ko"), "%s: %r has no Korean form in puzzles.po" % (puzzle, text)
