@@ -328,6 +328,9 @@ inline bool alloc_untyped(const Alloc& a) { return a.elem <= 1 && !a.type; }
 // "" for an address in its pages (canaries and slack), where the index says enough.
 std::string alloc_distance(const Alloc& a, uintptr_t p);
 std::string alloc_str(const Alloc& a);
+// The buffer as data for a diagnosis record: {"id", "api", "site", "bytes", "count", "type"}, or
+// {"variable", "bytes", "site"} for a __device__ variable.
+std::string alloc_json(const Alloc& a);
 // For a faulting address: a description of what it hits (guard page, freed buffer...), or "".
 // *kind, when given, becomes out_of_bounds or use_after_free for an address the description names.
 std::string describe_address(uintptr_t addr, Kind* kind = nullptr);
@@ -354,7 +357,10 @@ void snapshot_restore(const Snapshot& s);
 void snapshot_changes(const Snapshot& s, const std::function<void(uintptr_t, size_t)>& fn);
 // Returns "" when equal, else a description of the first differences.
 // Elements that only atomics wrote are counted in *atomic_only instead (when given).
-std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* name_b, size_t* atomic_only = nullptr);
+// With `facts`, the buffers that differ are appended to it as JSON objects too, comma-separated:
+// {"buffer": alloc_json, "differ", "count", "bytes_index", "values": [{"index", "first", "second"}]}.
+std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* name_b, size_t* atomic_only = nullptr,
+                          std::string* facts = nullptr);
 // Checks the canaries around every allocation; returns "" or a description of the overwrite.
 std::string check_canaries();
 void set_last_error(cudaError_t e);

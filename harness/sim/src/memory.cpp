@@ -111,6 +111,15 @@ std::string alloc_str(const Alloc& a) {
   return strf("buffer #%d (%zu bytes, %s at %s)", a.id, a.bytes, api, where(a.file, a.line).c_str());
 }
 
+std::string alloc_json(const Alloc& a) {
+  const std::string site = json_quote(where(a.file, a.line));
+  if (a.id == 0) return strf("{\"variable\": %s, \"bytes\": %zu, \"site\": %s}", json_quote(a.type ? a.type : "?").c_str(), a.bytes, site.c_str());
+  std::string r = strf("{\"id\": %d, \"api\": \"%s\", \"site\": %s, \"bytes\": %zu", a.id,
+                       is_managed_alloc(&a) ? "cudaMallocManaged" : "cudaMalloc", site.c_str(), a.bytes);
+  if (a.type && a.elem > 1) r += strf(", \"count\": %zu, \"type\": %s", a.bytes / a.elem, json_quote(a.type).c_str());
+  return r + "}";
+}
+
 // Called from the crash handler too: takes no lock (the faulting thread may be in the runtime).
 std::string describe_address(uintptr_t addr, Kind* kind) {
   if (addr - g_arena_lo >= g_arena_len) return "";  // not device memory
@@ -545,7 +554,7 @@ static std::string element_str(const Alloc& a, const unsigned char* p) {
   return hex;
 }
 
-std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* name_b, size_t* atomic_only) {
+std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* name_b, size_t* atomic_only, std::string* facts) {
   // Device memory now against the copy, chunk by chunk; a buffer that differs is spelled out.
   std::string out;
   unsigned char tmp[kSnapChunk];
@@ -565,7 +574,7 @@ std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* nam
     }
     size_t elem = al.elem ? al.elem : 1, count = x.size() / elem, differ = 0;
     const bool untyped = al.id != 0 && alloc_untyped(al);  // (void**) cudaMalloc: counted in bytes
-    std::string first;
+    std::string first, values;
     for (size_t e = 0; e < count; ++e) {
       if (std::memcmp(&x[e * elem], &y[e * elem], elem) == 0) continue;
       if (atomic_only && written_by_atomic(al.data + e * elem, elem)) {
@@ -574,12 +583,19 @@ std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* nam
         ++*atomic_only;
         continue;
       }
-      if (++differ <= 5)
+      if (++differ <= 5) {
         first += strf("      %s%zu%s %s: %s   %s: %s\n", untyped ? "byte " : "[", e, untyped ? ":" : "]", name_a,
                       element_str(al, &x[e * elem]).c_str(), name_b, element_str(al, &y[e * elem]).c_str());
+        if (facts)
+          values += strf("%s{\"index\": %zu, \"first\": %s, \"second\": %s}", values.empty() ? "" : ", ", e,
+                         json_quote(element_str(al, &x[e * elem])).c_str(), json_quote(element_str(al, &y[e * elem])).c_str());
+      }
     }
     if (differ)
       out += strf("    %s: %zu of %zu %s differ\n%s", alloc_str(al).c_str(), differ, count, untyped ? "bytes" : "elements", first.c_str());
+    if (differ && facts)  // the same as data, for the diagnosis record
+      *facts += strf("%s{\"buffer\": %s, \"differ\": %zu, \"count\": %zu, \"bytes_index\": %s, \"values\": [%s]}",
+                     facts->empty() ? "" : ", ", alloc_json(al).c_str(), differ, count, untyped ? "true" : "false", values.c_str());
   }
   return out;
 }
