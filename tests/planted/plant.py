@@ -25,7 +25,7 @@ import os
 import re
 import sys
 
-HEADER = re.compile(r"^//\s*(planted|expect|match|why|also|env):")
+HEADER = re.compile(r"^//\s*(planted|expect|match|why|also|env|advice):")
 
 
 def parse(spec_text):

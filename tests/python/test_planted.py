@@ -8,6 +8,8 @@ Each file starts with a header that says what it plants and how it must be caugh
     // why: Kogge-Stone without the read/write split
     // also: write at \S*p14\.cu:\d+     (optional, repeatable: more patterns the output must match)
     // env: CUDASIM_WORKERS=1            (optional: environment of the check run)
+    // advice: race_loop_step            (optional: the advice rule the diagnosis must choose,
+                                          scripts/puzzlelib/diagnosis_*.py; test_advice_*.py runs it)
 
 CTest builds each file into build/bin/planted_<puzzle>_<name>_cpu (tests/CMakeLists.txt).
 """
@@ -26,7 +28,7 @@ import plant  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = sorted((ROOT / "tests" / "planted").glob("*/*.plant"))
-HEADER = re.compile(r"^//\s*(planted|expect|match|why|also|env):\s*(.*?)\s*$")
+HEADER = re.compile(r"^//\s*(planted|expect|match|why|also|env|advice):\s*(.*?)\s*$")
 
 
 def header(path):
@@ -62,7 +64,7 @@ def test_planted_file_is_one_small_edit_with_a_complete_header(path):
     h = {m.group(1): m.group(2) for m in keys}
     n_header = 4
     while n_header < len(lines) and HEADER.match(lines[n_header]):
-        assert HEADER.match(lines[n_header]).group(1) in ("also", "env"), lines[n_header]
+        assert HEADER.match(lines[n_header]).group(1) in ("also", "env", "advice"), lines[n_header]
         n_header += 1
     assert list(h) == ["planted", "expect", "match", "why"]
     assert h["expect"] in ("fail", "race", "error"), h["expect"]

@@ -695,7 +695,7 @@ void device_out_of_bounds(Ctx& c, bool write) {
   if (!al) al = nearest_alloc(a);
   if (!al) {
     Facts facts;
-    facts.set("no_buffer", true);
+    facts.set("no_buffer", true).set("address", strf("%p", reinterpret_cast<void*>(a)));
     out_of_bounds(c, write, strf("the address %p is device memory, but no buffer is allocated", reinterpret_cast<void*>(a)),
                   facts);
   }
