@@ -6,6 +6,30 @@ The facts come from harness/sim/src/findings.cpp (check_launch_end, out_of_bound
 and launch.cpp (race_schedule). The English reads as the simulator's own message (the planted bugs'
 `also:` patterns and the README samples match it); the advice is chosen by the rules below, the
 first that holds for the record's kind.
+
+The facts, by kind (every record: `kernel`, `launch_site`, `grid_dim`, `block_dim`, `block_threads`):
+- races: `space` (shared, device; `dynamic_shared`), `hazards` (the count), `pairs` (one per pair of
+  lines: `hazard`, `first`/`second` read or write, `first_how`/`second_how` atomic, block_atomic,
+  thread_atomic, volatile, ldg, restrict or "", `first_site`/`second_site`, `count`, `restricted`),
+  and of the first pair: `hazard`, `array`, `index` (`bytes_index`), `access_first`/`access_second`,
+  `atomic_first`/`atomic_second`, `block_first`, `class` (plain, scope, mixed_size,
+  plain_vs_atomic, read_only), `cross_block`, `same_warp`, `cbar`, `accumulator`, `read_at_line`,
+  `missing_acquire`, `block_fence_site`, `restricted`, `epoch_first`/`epoch_second`,
+  `times_first`/`times_second` (how many elements each thread accessed at its line between the two
+  barriers: more than one is several loop steps), `interval_from`/`interval_to` (barrier sites, null
+  for the kernel's start and the block's end), and `uninit` (the uninitialized reads' facts) when
+  there were some too;
+- uninit_shared, uninit_device: `space`, `reads`, `read_sites` (`site`, `count`), `array`, `index`,
+  `site`, `block`, `thread`, `interval_from`/`interval_to`;
+- race_schedule: `schedule_first`, `schedule_second`, `buffers` (`buffer`, `differ`, `count`,
+  `bytes_index`, `values`: `index`, `first`, `second`);
+- out_of_bounds: `access`, `space` (`dynamic_shared`, `dynamic_bytes`), `site`, `array`, `index`,
+  `bytes_index`, `size` (elements, or bytes with `bytes_index`); device memory: `buffer`, `distance`
+  and `distance_side` (before, after) beyond the buffer's pages, `nearest`; `no_buffer` and
+  `address`;
+- use_after_free: `access`, `space`, `site`, `index` (`bytes_index`), `buffer`, `free_site`;
+- a buffer (`buffer`): `id`, `api`, `site`, `bytes`, `count`, `type`, or `variable`, `bytes`, `site`;
+- an error the checker also found something beside: `also_found`, the checker's own record.
 """
 
 from __future__ import annotations
@@ -316,6 +340,13 @@ def _(d):
 def _(d):
     f = facts(d)
     threads = d.get("threads") or [[0, 0, 0], [0, 0, 0]]
+    if not (f.get("interval_from") and f.get("interval_from") == f.get("interval_to")):
+        # Not between two passes of one barrier (a step of a loop around it): the same interval.
+        return tr("Both accesses were between the same two barriers: thread {reader} read {element}, and thread {writer}, "
+                  "also active there, wrote it. Between two barriers, the elements a thread reads must be ones that no "
+                  "other active thread writes: check which threads the condition lets in, and the index "
+                  "arithmetic.").format(reader=dim(threads[0], f.get("block_dim")), element=element(f, shared_prefix=False),
+                                        writer=dim(threads[-1], f.get("block_dim")))
     return tr("Both accesses were in the same step of the loop (between the same two barriers): thread {reader} read "
               "{element}, and thread {writer}, also active in that step, wrote it. In one step, the elements a thread "
               "reads must be ones that no active thread writes in that step: check which threads the condition lets in, "
@@ -549,19 +580,26 @@ def also_found(d: dict) -> List[str]:
 _COMMENT = re.compile(r"//.*$")
 
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
 def source_line(site: str) -> Optional[str]:
-    """The line `file:line` names (relative to the current directory, where the CLI runs the
-    program), or None when it cannot be read."""
+    """The line `file:line` names, or None when it cannot be read. A relative path is relative to
+    the directory the program ran in: the current one (the CLI runs programs where it runs), else
+    the repository root."""
     m = re.match(r"^(.*):(\d+)$", site or "")
     if not m:
         return None
-    try:
-        with open(Path(m.group(1)), encoding="utf-8", errors="replace") as fh:
-            for i, line in enumerate(fh, 1):
-                if i == int(m.group(2)):
-                    return line.rstrip("\n")
-    except OSError:
-        return None
+    path = Path(m.group(1))
+    for candidate in ([path] if path.is_absolute() else [path, ROOT / path]):
+        try:
+            with open(candidate, encoding="utf-8", errors="replace") as fh:
+                for i, line in enumerate(fh, 1):
+                    if i == int(m.group(2)):
+                        return line.rstrip("\n")
+            return None
+        except OSError:
+            continue
     return None
 
 

@@ -112,6 +112,27 @@ def test_check_rejects_planted_bug(path):
     assert re.search(h["match"], output), "expected /%s/ in the output:\n%s" % (h["match"], output)
     for extra in h["also"]:
         assert re.search(extra, output), "expected /%s/ in the output:\n%s" % (extra, output)
+    if h.get("advice"):
+        assert_advice(path, h, output, env)
+
+
+def assert_advice(path, h, output, env):
+    """`// advice: RULE`: the diagnosis of the failing case that `check` names chooses that rule
+    (scripts/puzzlelib/diagnosis_*.py); the case runs again, its record read from RESULT."""
+    from puzzlelib import diagnosis, driver
+
+    case = re.search(r"failed at case \d+ of \d+: n=(\d+) tpb=(\d+) seed=(\d+)", output)
+    assert case, "no failing case in the output:\n%s" % output
+    puzzle, flag = h["planted"].split()
+    binary = build_dir() / "bin" / ("planted_%s_%s_cpu" % (puzzle, path.stem))
+    args = ["--variant", flag[2:], "--n", case.group(1), "--tpb", case.group(2), "--seed", case.group(3)]
+    proc = subprocess.run([str(binary)] + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=300, env=env)
+    results = [driver.parse_result_line(l)[1] for l in proc.stdout.splitlines() if l.startswith("RESULT ")]
+    record = driver.diagnosis_record(results[-1] if results else None)
+    assert record, "%s %s: no diagnosis record:\n%s" % (path.name, " ".join(args), proc.stdout)
+    chosen = diagnosis.chosen_advice(record)
+    assert chosen is not None and chosen.id == h["advice"], "%s: advice %s, not %s" % (path.name, chosen, h["advice"])
 
 
 # The plants that must be caught with one worker thread (`env: CUDASIM_WORKERS=1`) are the mistakes
