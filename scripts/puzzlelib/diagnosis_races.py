@@ -28,8 +28,8 @@ The facts, by kind (every record: `kernel`, `launch_site`, `grid_dim`, `block_di
   and `distance_side` (before, after) beyond the buffer's pages, `nearest`; `no_buffer` and
   `address`;
 - use_after_free: `access`, `space`, `site`, `index` (`bytes_index`), `buffer`, `free_site`;
-- a buffer (`buffer`): `id`, `api`, `site`, `bytes`, `count`, `type`, or `variable`, `bytes`, `site`;
-- an error the checker also found something beside: `also_found`, the checker's own record.
+- a buffer (`buffer`, memory.cpp's alloc_json): `id`, `bytes`, `api`, `site`, `elements` and `type`, or
+  for a __device__ variable `id` 0, `name`, `bytes`, `site`.
 """
 
 from __future__ import annotations
@@ -416,18 +416,24 @@ def _(d):
 # ---- the schedule comparison -------------------------------------------------------------------
 
 def buffer_words(b: dict) -> str:
-    """alloc_str's words: `buffer #2 (8 x int, cudaMalloc at p12.cu:33)`."""
+    """alloc_str's words, `buffer #2 (8 x int, cudaMalloc at p12.cu:33)`, as the crash family words a
+    buffer (diagnosis_crash.buffer_words, the fact alloc_json makes); without that module, in
+    English."""
+    try:
+        from .diagnosis_crash import buffer_words as crash_buffer_words
+    except ImportError:
+        crash_buffer_words = None
+    if crash_buffer_words is not None:
+        return crash_buffer_words(b)
     if not isinstance(b, dict):
         return "?"
-    if "variable" in b:
-        return tr("__device__ variable {name} ({bytes} bytes, declared at {site})").format(
-            name=b["variable"], bytes=b.get("bytes", "?"), site=b.get("site", "?"))
-    if "count" in b:
-        return tr("buffer #{id} ({count} x {type}, {api} at {site})").format(
-            id=b.get("id", "?"), count=b["count"], type=b.get("type", "?"), api=b.get("api", "cudaMalloc"),
-            site=b.get("site", "?"))
-    return tr("buffer #{id} ({bytes} bytes, {api} at {site})").format(
-        id=b.get("id", "?"), bytes=b.get("bytes", "?"), api=b.get("api", "cudaMalloc"), site=b.get("site", "?"))
+    if b.get("id") == 0:
+        return "__device__ variable %s (%s bytes, declared at %s)" % (b.get("name", "?"), b.get("bytes", "?"), b.get("site", "?"))
+    if b.get("type"):
+        return "buffer #%s (%s x %s, %s at %s)" % (b.get("id", "?"), b.get("elements", "?"), b["type"],
+                                                   b.get("api", "cudaMalloc"), b.get("site", "?"))
+    return "buffer #%s (%s bytes, %s at %s)" % (b.get("id", "?"), b.get("bytes", "?"), b.get("api", "cudaMalloc"),
+                                                b.get("site", "?"))
 
 
 @renderer("race_schedule")
@@ -566,14 +572,14 @@ def fallback_headline(d: dict, both: str, kernel: str, site: str, bare: str) -> 
 
 
 def also_found(d: dict) -> List[str]:
-    """What the memory checker also found in the launch that ended with this error: the checker's
-    own record in the fact `also_found` (launch.cpp), rendered under the error's report."""
-    from .diagnosis import render
-    also = facts(d).get("also_found")
-    if not isinstance(also, dict) or not isinstance(also.get("facts"), dict):
+    """What the launch adds to the report of a kernel error (launch.cpp): the schedule that found it
+    and the memory checker's own record of the same run (the facts `found_in_schedule` and `also`),
+    as the errors family words them for every kernel error (diagnosis_errors.postscript)."""
+    try:
+        from .diagnosis_errors import postscript
+    except ImportError:
         return []
-    lines = render(also)
-    return ["  " + tr("The memory checker also found:")] + ["    " + l for l in lines] if lines else []
+    return postscript(d)
 
 
 # The index expression of an out-of-bounds access, read from the source line the record names.

@@ -478,7 +478,7 @@ void element_facts(Facts& f, const Where& x) {
 }
 
 // The facts every report of the checker has: the kernel, its launch, the shapes and the space.
-static void launch_facts(Facts& f, const Grid& g, Space sp) {
+static void checker_facts(Facts& f, const Grid& g, Space sp) {
   f.set("kernel", g.site.kernel).set("launch_site", where(g.site.file, g.site.line));
   f.set("grid_dim", uint3{g.grid.x, g.grid.y, g.grid.z}).set("block_dim", uint3{g.block.x, g.block.y, g.block.z});
   f.set("block_threads", (long long)g.block.x * g.block.y * g.block.z);
@@ -492,7 +492,7 @@ static Facts uninit_facts(const Grid& g) {
   const Checker& k = g_chk;
   const Finding& f = k.uninit.front();
   Facts u;
-  launch_facts(u, g, f.at.space);
+  checker_facts(u, g, f.at.space);
   u.set("reads", k.total_uninit);
   std::vector<std::pair<std::string, int>> lines;
   for (const Finding& x : k.uninit) {
@@ -515,7 +515,7 @@ static Facts uninit_facts(const Grid& g) {
 static void hazard_facts(Facts& d, const Grid& g) {
   const Checker& k = g_chk;
   const Finding& f = k.hazards.front();
-  launch_facts(d, g, f.at.space);
+  checker_facts(d, g, f.at.space);
   d.set("hazards", k.total_hazards);
   std::vector<std::pair<std::string, int>> pairs;  // the pair's JSON without its count, and the count
   for (const Finding& h : k.hazards) {

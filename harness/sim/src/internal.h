@@ -328,8 +328,8 @@ inline bool alloc_untyped(const Alloc& a) { return a.elem <= 1 && !a.type; }
 // "" for an address in its pages (canaries and slack), where the index says enough.
 std::string alloc_distance(const Alloc& a, uintptr_t p);
 std::string alloc_str(const Alloc& a);
-// The buffer as data for a diagnosis record: {"id", "api", "site", "bytes", "count", "type"}, or
-// {"variable", "bytes", "site"} for a __device__ variable.
+// The buffer as a diagnosis fact: {"id", "bytes", "site", "api" ("cudaMalloc"/"cudaMallocManaged"),
+// "elements" and "type" when typed} or, for a __device__ variable (id 0), {"id": 0, "name", "bytes", "site"}.
 std::string alloc_json(const Alloc& a);
 // For a faulting address: a description of what it hits (guard page, freed buffer...), or "".
 // *kind, when given, becomes out_of_bounds or use_after_free for an address the description names.

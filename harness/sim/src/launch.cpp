@@ -320,8 +320,6 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
           at = end + 1;
         }
         g.err.message += "\n  The memory checker also found:\n" + indented;
-        // The same as data: the checker's own record, which a front end renders under the error's.
-        g.err.diagnosis.facts.set_json("also_found", record_json(checked, ""));
       }
       report_kernel_error(g.err);
       return;

@@ -113,10 +113,10 @@ std::string alloc_str(const Alloc& a) {
 
 std::string alloc_json(const Alloc& a) {
   const std::string site = json_quote(where(a.file, a.line));
-  if (a.id == 0) return strf("{\"variable\": %s, \"bytes\": %zu, \"site\": %s}", json_quote(a.type ? a.type : "?").c_str(), a.bytes, site.c_str());
-  std::string r = strf("{\"id\": %d, \"api\": \"%s\", \"site\": %s, \"bytes\": %zu", a.id,
-                       is_managed_alloc(&a) ? "cudaMallocManaged" : "cudaMalloc", site.c_str(), a.bytes);
-  if (a.type && a.elem > 1) r += strf(", \"count\": %zu, \"type\": %s", a.bytes / a.elem, json_quote(a.type).c_str());
+  if (a.id == 0) return strf("{\"id\": 0, \"name\": %s, \"bytes\": %zu, \"site\": %s}", json_quote(a.type ? a.type : "?").c_str(), a.bytes, site.c_str());
+  std::string r = strf("{\"id\": %d, \"bytes\": %zu, \"api\": \"%s\", \"site\": %s", a.id, a.bytes,
+                       is_managed_alloc(&a) ? "cudaMallocManaged" : "cudaMalloc", site.c_str());
+  if (a.type && a.elem > 1) r += strf(", \"elements\": %zu, \"type\": %s", a.bytes / a.elem, json_quote(a.type).c_str());
   return r + "}";
 }
 
