@@ -551,6 +551,10 @@ def render_out_of_bounds(d: dict) -> List[str]:
                 if f["access"] == "write" else
                 tr("out-of-bounds read of {space} in {kernel}, block {block}, thread {thread}, at {site}: {what}."))
         lines = [head.format(space=space_words(f), what=what, **w)]
+    elif f.get("case") == "argument":  # launch.cpp: a pointer argument outside every live buffer
+        lines = [tr("{kernel}: argument {argument} of the kernel is {address}, which is not device memory: it points "
+                    "outside every buffer (out of bounds).").format(kernel=kernel_words(f), argument=f.get("argument", "?"),
+                                                                    address=f.get("address", "?"))]
     else:
         # A record with fewer facts (another part of the simulator found it): what it says.
         lines = [fallback_headline(d, tr("out-of-bounds access in {kernel} at {site}"), tr("out-of-bounds access in {kernel}"),
@@ -687,6 +691,10 @@ def render_use_after_free(d: dict) -> List[str]:
                 tr("use after free: read of device memory in {kernel}, block {block}, thread {thread}, at {site}: {at} "
                    "of {buffer}, which cudaFree released at {free_site}."))
         lines = [head.format(at=at, buffer=buffer_words(f["buffer"]), free_site=f.get("free_site", "?"), **w)]
+    elif f.get("case") == "argument":  # launch.cpp: a pointer argument into a freed buffer
+        lines = [tr("{kernel}: argument {argument} of the kernel is {address}, which is not device memory: it points "
+                    "into a buffer that cudaFree already released (use after free).").format(
+                        kernel=kernel_words(f), argument=f.get("argument", "?"), address=f.get("address", "?"))]
     else:
         lines = [fallback_headline(d, tr("use after free in {kernel} at {site}"), tr("use after free in {kernel}"),
                                    tr("use after free at {site}"), tr("use after free"))]

@@ -246,6 +246,17 @@ def test_the_general_advice_when_the_subscript_cannot_be_told(tmp_path):
     assert diagnosis.chosen_advice(no_site).id == "oob_guard_both_sides"
 
 
+def test_a_pointer_argument_outside_the_buffers_is_worded_from_the_launchs_facts():
+    d = {"kind": "use_after_free", "sites": ["p12.cu:97"], "facts": {"kernel": "reduce_k1", "launch_site": "p12.cu:97",
+                                                                    "case": "argument", "argument": 2, "address": "0x7f00"}}
+    assert diagnosis.render(d) == [
+        "kernel reduce_k1 (launched at p12.cu:97): argument 2 of the kernel is 0x7f00, which is not device memory: it "
+        "points into a buffer that cudaFree already released (use after free).",
+        "  Call cudaFree only after the last kernel that uses the buffer, and do not use a pointer into it afterwards."]
+    d["kind"] = "out_of_bounds"
+    assert diagnosis.render(d)[0].endswith("it points outside every buffer (out of bounds).")
+
+
 def test_a_record_with_fewer_facts_still_renders():
     for kind in sorted(FAMILY_KINDS):
         assert diagnosis.render({"kind": kind, "facts": {}}), kind
