@@ -31,6 +31,9 @@ static inline uint32_t pc32(void* ra) {
 
 bool g_observed_launch = false;
 
+// The bytes above the shared arenas that are certainly their guard page (shared_memory.cpp).
+static constexpr uintptr_t kSharedGuardBytes = 4096;
+
 // Where an arena address outside every live buffer's slot lands: no buffer (data and bytes 0), so
 // that the checker's bounds test fails for it and the report names the nearest or freed buffer.
 static DevShadow g_no_buffer{};
@@ -90,6 +93,11 @@ __attribute__((noinline)) static void on_access(uintptr_t a, size_t size, bool w
   if (a - w->sh_lo < w->sh_len) space = Space::Shared;
   else if (a - w->dyn_lo < w->dyn_len) space = Space::Dynamic;
   else if ((region = device_region(a))) space = Space::Device;
+  // Just past the top of the static arena or of the dynamic shared memory (`sdata[tid + s]` one
+  // element too far) is a guard page: the checker reports the array and the index before the load
+  // would fault there, which the crash handler could only describe in bytes.
+  else if (a - (w->sh_lo + w->sh_len) < kSharedGuardBytes && w->sh_len) space = Space::Shared;
+  else if (a - (w->dyn_lo + w->dyn_len) < kSharedGuardBytes && w->dyn_len) space = Space::Dynamic;
   else {
     // Memory with no shadow (a __device__ variable): an atomic there still synchronises.
     if (atomic) {

@@ -109,7 +109,12 @@ struct Finding {
   bool missing_acquire;     // across blocks: the reader's atomic saw the writer's release, but no acquire followed
   std::string restricted;   // a read-only-path read through this `const T* __restrict__` parameter ("": __ldg)
   uint32_t block_fence_pc;  // across blocks: the writer released with this __threadfence_block() (0: none)
-  uint32_t epoch;
+  uint32_t epoch;    // the barrier interval of the second access (the first's, epoch_a, is the same within a block)
+  uint32_t epoch_a;
+  // How many elements each thread accessed at its access's code address in this barrier interval,
+  // as the shadow still shows them (the first finding only; 0: not counted). More than one: the
+  // thread ran that line several times between two barriers, i.e. several steps of a loop.
+  int times_a = 0, times_b = 0;
   const char* from_file;
   int from_line;
   const char* to_file;
@@ -192,8 +197,12 @@ __attribute__((noinline, cold)) void settle_pending(uint32_t run, uint16_t threa
 // Reports the pending reads of the block run `run` (at its end).
 void report_pending(uint32_t run);
 __attribute__((noinline, cold)) void record_uninit(const Ctx& c);
-// An access outside its array or buffer: ends the kernel with the report `what` completes.
-[[noreturn]] __attribute__((noinline, cold)) void out_of_bounds(Ctx& c, bool write, const std::string& what);
+// An access outside its array or buffer: ends the kernel with the report `what` completes; `facts`
+// are the diagnosis record's facts about the element and the array (out_of_bounds adds the access,
+// the kernel and the site).
+[[noreturn]] __attribute__((noinline, cold)) void out_of_bounds(Ctx& c, bool write, const std::string& what, Facts facts);
+// Facts about the element at `x` (array, index, bytes_index) for a diagnosis record.
+void element_facts(Facts& f, const Where& x);
 // A device memory access at c.addr outside the buffer whose slot holds it, or outside every live
 // buffer (in the arena): out of bounds, named after the buffer and the distance, or a use after free.
 [[noreturn]] __attribute__((noinline, cold)) void device_out_of_bounds(Ctx& c, bool write);

@@ -106,6 +106,40 @@ static bool missing_acquire(const Ctx& c, const Stamp& a) {
   return false;
 }
 
+// How many elements `thread` of block run `run` accessed at the code address `pc` in the barrier
+// interval `epoch`, as the shadow of the space around `addr` still shows them (a later write
+// forgets the reads before it, so this may count fewer). Shared memory is counted whole; device
+// memory in a window of the buffer around the address. For a report only: it scans the shadow.
+static int times_in_interval(const Ctx& c, uint32_t run, uint16_t thread, uint32_t epoch, uint32_t pc, uintptr_t skip_word) {
+  const Cell* cells = nullptr;
+  uintptr_t base = 0;
+  size_t n = 0;
+  const WorkerCheck& wc = *c.w->ck;
+  if (c.space == Space::Shared) cells = wc.sh_shadow, base = c.w->sh_lo, n = c.w->sh_len / 4;
+  else if (c.space == Space::Dynamic) cells = wc.dyn_shadow, base = c.w->dyn_lo, n = c.w->dyn_len / 4;
+  else
+    for (const DevShadow* d : g_chk.devs)
+      if (c.addr - d->data < d->bytes && d->cells) cells = d->cells, base = d->data, n = d->ncells;
+  if (!cells || c.addr < base) return 0;
+  size_t at = (c.addr - base) / 4, lo = 0, hi = n;
+  if (c.space == Space::Device) {
+    const size_t window = 4096;
+    lo = at > window ? at - window : 0;
+    hi = std::min(n, at + window);
+  }
+  int words = 0;
+  for (size_t i = lo; i < hi; ++i) {
+    if (base + 4 * i == skip_word) continue;
+    const Cell& cell = cells[i];
+    for (const Stamp* s : {&cell.w, &cell.r1, &cell.r2})
+      if (s->run == run && s->thread == thread && s->epoch == epoch && stamp_pc(*s) == pc) {
+        ++words;
+        break;
+      }
+  }
+  return words;
+}
+
 void record_hazard(const Ctx& c, const Stamp& a, const char* kind, HazardClass cls) {
   Checker& k = g_chk;
   ++k.total_hazards;
@@ -149,6 +183,15 @@ void record_hazard(const Ctx& c, const Stamp& a, const char* kind, HazardClass c
     for (const auto& r : k.restricted)
       if (c.addr - r.first->data < r.first->bytes) f.restricted = r.second;
   f.epoch = c.s.epoch;
+  f.epoch_a = a.epoch;
+  if (k.hazards.empty()) {
+    // The first finding is the one reported: which loop step each access belongs to (several
+    // elements at one line in one interval: the thread ran several steps without a barrier). The
+    // current access is not in the shadow yet; the earlier one is, at this word.
+    const size_t words = std::max<size_t>(1, (f.at.elem + 3) / 4);
+    f.times_a = int(std::max<size_t>(1, times_in_interval(c, a.run, a.thread, a.epoch, pa, 0) / words));
+    f.times_b = int(times_in_interval(c, c.s.run, c.s.thread, c.s.epoch, pb, c.addr & ~uintptr_t(3)) / words) + 1;
+  }
   f.from_file = c.w->epoch_file;
   f.from_line = c.w->epoch_line;
   f.to_file = nullptr;
@@ -269,6 +312,16 @@ static const char* const kOneWriter =
     "value is meant (the block's result), let one thread store it: `if (threadIdx.x == 0) out[blockIdx.x] = ...;`. If "
     "every thread's value counts, give each thread its own element, or combine the values (atomicAdd, a reduction).";
 
+static uint3 block_index(uint32_t block) {
+  const Grid& g = *g_chk.grid;
+  return uint3{block % g.grid.x, (block / g.grid.x) % g.grid.y, block / (g.grid.x * g.grid.y)};
+}
+
+static uint3 thread_index(uint16_t thread) {
+  const Grid& g = *g_chk.grid;
+  return uint3{thread % g.block.x, (thread / g.block.x) % g.block.y, thread / (g.block.x * g.block.y)};
+}
+
 static std::string advice(const Finding& f) {
   switch (f.cls) {
     case HazardClass::Scope:
@@ -332,25 +385,25 @@ static std::string advice(const Finding& f) {
   // by a later thread at one line (`sdata[tid] += sdata[tid + s]`) is a loop whose steps have no
   // barrier between them: thread 0 ran ahead into later steps and read an element before its
   // owner updated it. (A scan step that reads and writes in one interval is read-after-write.)
-  if (f.kind == "write-after-read" && symbolized_site(f.pc_a) == symbolized_site(f.pc_b))
-    return "The threads were in different steps of the loop: one read an element before its owner had updated it for an "
-           "earlier step. End every step with __syncthreads() inside the loop, so that no thread starts the next step "
-           "before all have finished this one.";
+  // When neither thread ran the line more than once between the two barriers, both accesses were
+  // in one step: two active threads' elements overlap (`tid % 2 * s` for `tid % (2 * s)`).
+  if (f.kind == "write-after-read" && symbolized_site(f.pc_a) == symbolized_site(f.pc_b)) {
+    if (f.times_a > 1 || f.times_b > 1)
+      return "The threads were in different steps of the loop: one read an element before its owner had updated it for an "
+             "earlier step. End every step with __syncthreads() inside the loop, so that no thread starts the next step "
+             "before all have finished this one.";
+    const Grid& g = *g_chk.grid;
+    return strf("Both accesses were in the same step of the loop (between the same two barriers): thread %s read %s, and "
+                "thread %s, also active in that step, wrote it. In one step, the elements a thread reads must be ones that no "
+                "active thread writes in that step: check which threads the condition lets in, and the index arithmetic.",
+                dim_str(thread_index(f.thread_a), g.block).c_str(), where_str(f.at).c_str(),
+                dim_str(thread_index(f.thread_b), g.block).c_str());
+  }
   if (f.kind == "write-after-read" || symbolized_site(f.pc_a) == symbolized_site(f.pc_b))
     return "One step both reads elements that other threads write and writes its own: read into a register, __syncthreads(), "
            "then write, then __syncthreads() again (or write into a second buffer).";
   return "A thread read an element that another thread writes in the same step: put a __syncthreads() between the write and "
          "the read (read, barrier, write, barrier).";
-}
-
-static uint3 block_index(uint32_t block) {
-  const Grid& g = *g_chk.grid;
-  return uint3{block % g.grid.x, (block / g.grid.x) % g.grid.y, block / (g.grid.x * g.grid.y)};
-}
-
-static uint3 thread_index(uint16_t thread) {
-  const Grid& g = *g_chk.grid;
-  return uint3{thread % g.block.x, (thread / g.block.x) % g.block.y, thread / (g.block.x * g.block.y)};
 }
 
 static std::string who_str(uint32_t block, uint16_t thread) {
@@ -393,6 +446,117 @@ static const char* verb(const std::string& kind, bool first, bool atomic) {
   return wrote ? "wrote" : "read";
 }
 
+// ---- the diagnosis record's facts ----------------------------------------------------------------
+
+// "atomic", "block_atomic", "thread_atomic", "volatile", "ldg" or "": how_word as a fact.
+static const char* how_fact(bool atomic, uint32_t bits, HazardClass cls) {
+  if (atomic) {
+    unsigned scope = bits >> kPcScopeShift;
+    return scope == kScopeBlock ? "block_atomic" : scope == kScopeThread ? "thread_atomic" : "atomic";
+  }
+  if ((bits & kPcStrong) && (cls == HazardClass::MixedSize || cls == HazardClass::PlainVsAtomic)) return "volatile";
+  if (bits & kPcReadOnly) return "ldg";
+  return "";
+}
+
+static const char* class_fact(HazardClass cls) {
+  switch (cls) {
+    case HazardClass::Scope: return "scope";
+    case HazardClass::MixedSize: return "mixed_size";
+    case HazardClass::PlainVsAtomic: return "plain_vs_atomic";
+    case HazardClass::ReadOnly: return "read_only";
+    case HazardClass::Plain: break;
+  }
+  return "plain";
+}
+
+static std::string site_or_null(const char* file, int line) { return file ? json_quote(where(file, line)) : "null"; }
+
+void element_facts(Facts& f, const Where& x) {
+  f.set("array", x.array).set("index", x.index);
+  if (x.bytes) f.set("bytes_index", true);
+}
+
+// The facts every report of the checker has: the kernel, its launch, the shapes and the space.
+static void checker_facts(Facts& f, const Grid& g, Space sp) {
+  f.set("kernel", g.site.kernel).set("launch_site", where(g.site.file, g.site.line));
+  f.set("grid_dim", uint3{g.grid.x, g.grid.y, g.grid.z}).set("block_dim", uint3{g.block.x, g.block.y, g.block.z});
+  f.set("block_threads", (long long)g.block.x * g.block.y * g.block.z);
+  f.set("space", sp == Space::Device ? "device" : "shared");
+  if (sp == Space::Dynamic) f.set("dynamic_shared", true);
+}
+
+// The uninitialized reads' facts: what uninit_shared/uninit_device render, and, beside a race, the
+// race's "uninit" fact.
+static Facts uninit_facts(const Grid& g) {
+  const Checker& k = g_chk;
+  const Finding& f = k.uninit.front();
+  Facts u;
+  checker_facts(u, g, f.at.space);
+  u.set("reads", k.total_uninit);
+  std::vector<std::pair<std::string, int>> lines;
+  for (const Finding& x : k.uninit) {
+    auto it = std::find_if(lines.begin(), lines.end(), [&](auto& l) { return l.first == symbolized_site(x.pc_a); });
+    if (it == lines.end()) lines.push_back({symbolized_site(x.pc_a), x.count});
+    else it->second += x.count;
+  }
+  std::string json;
+  for (auto& l : lines) json += strf("%s{\"site\": %s, \"count\": %d}", json.empty() ? "" : ", ", json_quote(l.first).c_str(), l.second);
+  u.set_json("read_sites", "[" + json + "]");
+  element_facts(u, f.at);
+  u.set("site", symbolized_site(f.pc_a)).set("block", block_index(f.block_a)).set("thread", thread_index(f.thread_a));
+  u.set("epoch", (long long)f.epoch);
+  u.set_json("interval_from", site_or_null(f.from_file, f.from_line)).set_json("interval_to", site_or_null(f.to_file, f.to_line));
+  return u;
+}
+
+// The hazards' facts: each pair of lines, the first finding's two accesses, its element and interval,
+// and what the advice rules (scripts/puzzlelib/diagnosis_races.py) decide on.
+static void hazard_facts(Facts& d, const Grid& g) {
+  const Checker& k = g_chk;
+  const Finding& f = k.hazards.front();
+  checker_facts(d, g, f.at.space);
+  d.set("hazards", k.total_hazards);
+  std::vector<std::pair<std::string, int>> pairs;  // the pair's JSON without its count, and the count
+  for (const Finding& h : k.hazards) {
+    std::string how_a = how_fact(h.atomic_a, h.bits_a, h.cls), how_b = how_fact(h.atomic_b, h.bits_b, h.cls);
+    // As the English line: the first read-only-path access is named after the __restrict__ parameter.
+    if (!h.restricted.empty()) {
+      if (how_a == "ldg") how_a = "restrict";
+      else if (how_b == "ldg") how_b = "restrict";
+    }
+    std::string p = strf("\"hazard\": %s, \"first\": %s, \"first_how\": %s, \"first_site\": %s, \"second\": %s, "
+                         "\"second_how\": %s, \"second_site\": %s",
+                         json_quote(h.kind).c_str(), json_quote(h.kind == "write-after-read" ? "read" : "write").c_str(),
+                         json_quote(how_a).c_str(), json_quote(symbolized_site(h.pc_a)).c_str(),
+                         json_quote(h.kind == "read-after-write" ? "read" : "write").c_str(), json_quote(how_b).c_str(),
+                         json_quote(symbolized_site(h.pc_b)).c_str());
+    if (!h.restricted.empty()) p += ", \"restricted\": " + json_quote(h.restricted);
+    auto it = std::find_if(pairs.begin(), pairs.end(), [&](auto& x) { return x.first == p; });
+    if (it == pairs.end()) pairs.push_back({p, h.count});
+    else it->second += h.count;
+  }
+  std::string json;
+  for (auto& p : pairs) json += strf("%s{%s, \"count\": %d}", json.empty() ? "" : ", ", p.first.c_str(), p.second);
+  d.set_json("pairs", "[" + json + "]");
+  // The first finding: who did what, where, and between which barriers.
+  d.set("hazard", f.kind);
+  element_facts(d, f.at);
+  d.set("access_first", f.kind == "write-after-read" ? "read" : "write");
+  d.set("access_second", f.kind == "read-after-write" ? "read" : "write");
+  d.set("atomic_first", f.atomic_a).set("atomic_second", f.atomic_b);
+  d.set("block_first", block_index(f.block_a));
+  d.set("class", class_fact(f.cls));
+  d.set("cross_block", f.cross_block).set("same_warp", f.same_warp).set("cbar", f.cbar);
+  d.set("accumulator", accumulator(f)).set("read_at_line", read_at_line(f));
+  d.set("missing_acquire", f.missing_acquire);
+  if (f.block_fence_pc) d.set("block_fence_site", symbolized_site(f.block_fence_pc));
+  if (!f.restricted.empty()) d.set("restricted", f.restricted);
+  d.set("epoch_first", (long long)f.epoch_a).set("epoch_second", (long long)f.epoch);
+  if (f.times_a) d.set("times_first", f.times_a).set("times_second", f.times_b);
+  d.set_json("interval_from", site_or_null(f.from_file, f.from_line)).set_json("interval_to", site_or_null(f.to_file, f.to_line));
+}
+
 std::string check_launch_end(Grid& g, Diagnosis* d) {
   Checker& k = g_chk;
   if (!k.active) return "";
@@ -413,6 +577,8 @@ std::string check_launch_end(Grid& g, Diagnosis* d) {
     else if (f0.cls == HazardClass::MixedSize || f0.cls == HazardClass::PlainVsAtomic) kind = Kind::race_mixed_access;
     else if (f0.cls == HazardClass::ReadOnly) kind = Kind::race_read_only;
     *d = finding_diagnosis(kind, f0, true);
+    hazard_facts(d->facts, g);
+    if (!k.uninit.empty()) d->facts.set_json("uninit", uninit_facts(g).json());
     out = strf("race in %s: %d hazard%s on %s.\n", kernel_str(g.site).c_str(), k.total_hazards, k.total_hazards == 1 ? "" : "s",
                space_word(f0.at.space));
     // One line per pair of source lines (several instructions of one line count together).
@@ -443,8 +609,10 @@ std::string check_launch_end(Grid& g, Diagnosis* d) {
   }
   if (!k.uninit.empty()) {
     const Finding& f = k.uninit.front();
-    if (k.hazards.empty())
+    if (k.hazards.empty()) {
       *d = finding_diagnosis(f.at.space == Space::Device ? Kind::uninit_device : Kind::uninit_shared, f, false);
+      d->facts = uninit_facts(g);
+    }
     out += strf("%s in %s: %d read%s of %s that nothing wrote.\n", k.hazards.empty() ? "uninitialized read" : "also: uninitialized read",
                 kernel_str(g.site).c_str(), k.total_uninit, k.total_uninit == 1 ? "" : "s", space_word(f.at.space));
     std::vector<std::pair<std::string, int>> lines;
@@ -482,6 +650,23 @@ std::string check_launch_end(Grid& g, Diagnosis* d) {
   return out;
 }
 
+// The running thread's error, with its record's facts: recorded first, so that thread_fault_ext's
+// own record (the same kind, site, block and thread, without facts) does not replace it.
+[[noreturn]] static void fault_with_facts(Ctx& c, Kind kind, const std::string& msg, const std::string& site, Facts facts) {
+  const Grid& g = *c.w->grid;
+  facts.set("kernel", g.site.kernel).set("launch_site", where(g.site.file, g.site.line));
+  facts.set("grid_dim", uint3{g.grid.x, g.grid.y, g.grid.z}).set("block_dim", uint3{g.block.x, g.block.y, g.block.z});
+  facts.set("block_threads", (long long)g.block.x * g.block.y * g.block.z);
+  Diagnosis d(kind);
+  if (!site.empty()) d.sites.push_back(site);
+  d.has_block = true;
+  d.block = c.w->block.bid;
+  d.threads.push_back(c.t->view.tid);
+  d.facts = facts;
+  c.w->grid->fail(d, msg);
+  thread_fault_ext(*c.w, *c.t, kind, msg, site);
+}
+
 void device_out_of_bounds(Ctx& c, bool write) {
   const uintptr_t a = c.addr;
   const Alloc* al = find_alloc_any(reinterpret_cast<void*>(a));
@@ -489,52 +674,73 @@ void device_out_of_bounds(Ctx& c, bool write) {
     if (const Alloc* f = freed_alloc(a)) {
       std::string site = site_of(c.s.pc);
       long long off = (long long)a - (long long)f->data;
-      std::string at = alloc_untyped(*f) || off < 0 || off % (long long)f->elem
-                           ? strf("byte %lld", off)
-                           : strf("element [%lld]", off / (long long)f->elem);
-      thread_fault_ext(*c.w, *c.t, Kind::use_after_free,
+      const bool bytes = alloc_untyped(*f) || off < 0 || off % (long long)f->elem;
+      std::string at = bytes ? strf("byte %lld", off) : strf("element [%lld]", off / (long long)f->elem);
+      Facts facts;
+      facts.set("access", write ? "write" : "read").set("space", "device").set("site", site);
+      facts.set("index", bytes ? off : off / (long long)f->elem);
+      if (bytes) facts.set("bytes_index", true);
+      facts.set_json("buffer", alloc_json(*f)).set("free_site", where(f->free_file, f->free_line));
+      fault_with_facts(c, Kind::use_after_free,
                        strf("use after free: %s of device memory in %s, block %s, thread %s, at %s: %s of %s, which cudaFree "
                             "released at %s.\n  Call cudaFree only after the last kernel that uses the buffer, and do not use "
                             "a pointer into it afterwards.",
                             write ? "write" : "read", kernel_str(c.w->grid->site).c_str(),
                             dim_str(c.w->block.bid, c.w->block.gdim).c_str(), dim_str(c.t->view.tid, c.w->block.bdim).c_str(),
                             site.c_str(), at.c_str(), alloc_str(*f).c_str(), where(f->free_file, f->free_line).c_str()),
-                       site);
+                       site, facts);
     }
   }
   const bool nearest = !al;
   if (!al) al = nearest_alloc(a);
-  if (!al)
-    out_of_bounds(c, write, strf("the address %p is device memory, but no buffer is allocated", reinterpret_cast<void*>(a)));
+  if (!al) {
+    Facts facts;
+    facts.set("no_buffer", true).set("address", strf("%p", reinterpret_cast<void*>(a)));
+    out_of_bounds(c, write, strf("the address %p is device memory, but no buffer is allocated", reinterpret_cast<void*>(a)),
+                  facts);
+  }
   Where x = describe(*c.w, Space::Device, a);
+  Facts facts;
+  element_facts(facts, x);
+  facts.set_json("buffer", alloc_json(*al));
   std::string what;
-  if (x.bytes)
+  if (x.bytes) {
     what = strf("%s is outside the buffer, which has %zu byte%s (valid offsets 0 to %lld; it came from an untyped cudaMalloc, so "
                 "offsets are in bytes)", where_str(x).c_str(), al->bytes, al->bytes == 1 ? "" : "s", (long long)al->bytes - 1);
-  else {
+    facts.set("size", al->bytes);
+  } else {
     size_t count = al->bytes / x.elem;
     what = strf("%s is outside the buffer, which has %zu element%s (valid indices 0 to %lld)", where_str(x).c_str(), count,
                 count == 1 ? "" : "s", (long long)count - 1);
+    facts.set("size", count);
   }
   // Beyond the buffer's own pages, the index alone hides how far: say it in bytes, and which buffer.
   std::string far = alloc_distance(*al, a);
-  if (!far.empty())
+  if (!far.empty()) {
     what += strf(": %s; %s is %s%s", far.c_str(), x.array.compare(0, 8, "buffer #") == 0 ? "it" : x.array.c_str(),
                  alloc_str(*al).c_str(),
                  nearest ? ", the nearest buffer (no buffer is at that address)" : "");
-  out_of_bounds(c, write, what);
+    facts.set("distance", (long long)(a < al->data ? al->data - a : a - (al->data + al->bytes)));
+    facts.set("distance_side", a < al->data ? "before" : "after");
+    if (nearest) facts.set("nearest", true);
+  }
+  out_of_bounds(c, write, what, facts);
 }
 
-void out_of_bounds(Ctx& c, bool write, const std::string& what) {
+void out_of_bounds(Ctx& c, bool write, const std::string& what, Facts facts) {
   std::string site = site_of(stamp_pc(c.s));
-  thread_fault_ext(*c.w, *c.t, Kind::out_of_bounds,
+  facts.set("access", write ? "write" : "read");
+  facts.set("space", c.space == Space::Device ? "device" : "shared");
+  if (c.space == Space::Dynamic) facts.set("dynamic_shared", true);
+  facts.set("site", site);
+  fault_with_facts(c, Kind::out_of_bounds,
                    strf("out-of-bounds %s of %s in %s, block %s, thread %s, at %s: %s.\n"
                         "  Check the index against the array's size on both sides: a guard such as `i >= offset` before "
                         "reading [i - offset], and `i < n` before [i].",
                         write ? "write" : "read", space_word(c.space), kernel_str(c.w->grid->site).c_str(),
                         dim_str(c.w->block.bid, c.w->block.gdim).c_str(), dim_str(c.t->view.tid, c.w->block.bdim).c_str(),
                         site.c_str(), what.c_str()),
-                   site);
+                   site, facts);
 }
 
 }  // namespace detail

@@ -231,24 +231,33 @@ inline __attribute__((always_inline)) void MemoryChecker::access(const AccessEve
       long long count = 0;
       for (const SharedArray& s : w->shared_arrays)
         if (x.array == s.name) count = (long long)(s.bytes / (s.elem ? s.elem : 1));
+      Facts facts;
+      element_facts(facts, x);
+      facts.set("size", count);
       out_of_bounds(c, write,
                     strf("%s is outside __shared__ %s, which has %lld element%s (valid indices 0 to %lld)", where_str(x).c_str(),
-                         x.array.c_str(), count, count == 1 ? "" : "s", count - 1));
+                         x.array.c_str(), count, count == 1 ? "" : "s", count - 1),
+                    facts);
     }
   } else if (c.space == Space::Dynamic) {
     uintptr_t lo = reinterpret_cast<uintptr_t>(w->dyn_start);
     if (a < lo || a + size > lo + w->dyn_bytes) {
       Where x = describe(*w, Space::Dynamic, a);
       long long count = (long long)(w->dyn_bytes / x.elem);
+      Facts facts;
+      element_facts(facts, x);
+      facts.set("size", count).set("dynamic_bytes", w->dyn_bytes);
       if (w->dyn_bytes == 0)
         out_of_bounds(c, write,
                       strf("%s is dynamic shared memory, but the launch asked for none (the third <<<>>> argument sets "
-                           "its size in bytes)", where_str(x).c_str()));
+                           "its size in bytes)", where_str(x).c_str()),
+                      facts);
       else
       out_of_bounds(c, write,
                     strf("%s is outside the %zu bytes of dynamic shared memory that the launch asked for (%lld element%s, valid "
                          "indices 0 to %lld; the third <<<>>> argument sets the size)",
-                         where_str(x).c_str(), w->dyn_bytes, count, count == 1 ? "" : "s", count - 1));
+                         where_str(x).c_str(), w->dyn_bytes, count, count == 1 ? "" : "s", count - 1),
+                    facts);
     }
   }
   if (atomic) {

@@ -364,7 +364,10 @@ void snapshot_restore(const Snapshot& s);
 void snapshot_changes(const Snapshot& s, const std::function<void(uintptr_t, size_t)>& fn);
 // Returns "" when equal, else a description of the first differences.
 // Elements that only atomics wrote are counted in *atomic_only instead (when given).
-std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* name_b, size_t* atomic_only = nullptr);
+// With `facts`, the buffers that differ are appended to it as JSON objects too, comma-separated:
+// {"buffer": alloc_json, "differ", "count", "bytes_index", "values": [{"index", "first", "second"}]}.
+std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* name_b, size_t* atomic_only = nullptr,
+                          std::string* facts = nullptr);
 // Checks the canaries around every allocation; returns "" or a description of the overwrite.
 std::string check_canaries();
 void set_last_error(cudaError_t e);

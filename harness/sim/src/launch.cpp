@@ -359,7 +359,8 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
           "computed from an earlier read and stored with atomicExch (make it one atomicAdd), or a wait for another block "
           "that gives up after a few polls (poll until the flag is set).",
           schedule_name(o.schedules[s]));
-      std::string diff = snapshot_diff(first, schedule_name(o.schedules[0]), schedule_name(o.schedules[s]), &atomic_only);
+      std::string buffers;  // the differences as data, for the diagnosis record
+      std::string diff = snapshot_diff(first, schedule_name(o.schedules[0]), schedule_name(o.schedules[s]), &atomic_only, &buffers);
       if (atomic_only && !g_atomic_note_given) {
         g_atomic_note_given = true;
         std::fprintf(stderr,
@@ -386,6 +387,9 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
                         : "";
         Diagnosis d{Kind::race_schedule};
         d.interleaved = interleaved;
+        d.facts.set("kernel", site.kernel).set("launch_site", where(site.file, site.line));
+        d.facts.set("schedule_first", schedule_name(o.schedules[0])).set("schedule_second", schedule_name(o.schedules[s]));
+        d.facts.set_json("buffers", "[" + buffers + "]");
         ErrorRec e{d,
                    strf("race in %s: the result depends on the order in which threads run%s (or on what uninitialized memory "
                         "holds: each order fills it differently).\n"

@@ -554,7 +554,7 @@ static std::string element_str(const Alloc& a, const unsigned char* p) {
   return hex;
 }
 
-std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* name_b, size_t* atomic_only) {
+std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* name_b, size_t* atomic_only, std::string* facts) {
   // Device memory now against the copy, chunk by chunk; a buffer that differs is spelled out.
   std::string out;
   unsigned char tmp[kSnapChunk];
@@ -574,7 +574,7 @@ std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* nam
     }
     size_t elem = al.elem ? al.elem : 1, count = x.size() / elem, differ = 0;
     const bool untyped = al.id != 0 && alloc_untyped(al);  // (void**) cudaMalloc: counted in bytes
-    std::string first;
+    std::string first, values;
     for (size_t e = 0; e < count; ++e) {
       if (std::memcmp(&x[e * elem], &y[e * elem], elem) == 0) continue;
       if (atomic_only && written_by_atomic(al.data + e * elem, elem)) {
@@ -583,12 +583,19 @@ std::string snapshot_diff(const Snapshot& a, const char* name_a, const char* nam
         ++*atomic_only;
         continue;
       }
-      if (++differ <= 5)
+      if (++differ <= 5) {
         first += strf("      %s%zu%s %s: %s   %s: %s\n", untyped ? "byte " : "[", e, untyped ? ":" : "]", name_a,
                       element_str(al, &x[e * elem]).c_str(), name_b, element_str(al, &y[e * elem]).c_str());
+        if (facts)
+          values += strf("%s{\"index\": %zu, \"first\": %s, \"second\": %s}", values.empty() ? "" : ", ", e,
+                         json_quote(element_str(al, &x[e * elem])).c_str(), json_quote(element_str(al, &y[e * elem])).c_str());
+      }
     }
     if (differ)
       out += strf("    %s: %zu of %zu %s differ\n%s", alloc_str(al).c_str(), differ, count, untyped ? "bytes" : "elements", first.c_str());
+    if (differ && facts)  // the same as data, for the diagnosis record
+      *facts += strf("%s{\"buffer\": %s, \"differ\": %zu, \"count\": %zu, \"bytes_index\": %s, \"values\": [%s]}",
+                     facts->empty() ? "" : ", ", alloc_json(al).c_str(), differ, count, untyped ? "true" : "false", values.c_str());
   }
   return out;
 }
