@@ -17,10 +17,9 @@ rewritten. Timings and the fiber implementation (Boost.Context or ucontext) are 
 comparison.
 
 A sample runs in English, whatever the machine's locale, unless its arguments hold `--lang ko`. A
-Korean page (README.ko.md) shows its English page's samples in the same order, each as it is or in
-Korean (the same arguments and `--lang ko`: README.ko.md's first sample is the Korean form of
-README.md's), and may add Korean samples besides (tests/python/test_readme_samples.py requires one
-`run` or `check` per puzzle).
+Korean page (README.ko.md) shows its English page's samples in the same order, each in Korean (the
+same arguments and `--lang ko`, as a Korean student sees it), and may add Korean samples besides
+(tests/python/test_readme_samples.py).
 
     python3 scripts/readme_samples.py            check every README (exit 1 when one drifted)
     python3 scripts/readme_samples.py --update   rewrite the samples that have no `...`
