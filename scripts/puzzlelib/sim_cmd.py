@@ -15,13 +15,16 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Dict, List, Tuple
 
 from . import build as bld
+from . import diagnosis
 from .common import PROG, BuildError, UsageError, build_dir, err, ncpu, rel
-from .messages import tr
+from .messages import set_lang, tr
+from .options import lang_choice
 
 HELP = """\
 usage: {prog} sim [options] FILE.cu [more .cu/.cpp files] [-- program arguments]
@@ -37,6 +40,8 @@ other kernel errors; otherwise the program's own exit status.
   --build-only     build (or find in the cache) and print the executable's path; do not run
   --rebuild        ignore the cached build
   --timeout S      stop the program after S seconds (default 600)
+  --lang en|ko     the language of the simulator's report (PUZZLE_LANG=ko or a Korean locale does
+                   the same); the program's own output is as it prints it
 
 The build is cached in <build dir>/sim-programs/ (PUZZLES_BUILD_DIR, default build/).
 Simulator settings come from the environment, e.g. CUDASIM_SCHEDULES=forward for one thread order
@@ -62,9 +67,9 @@ def parse_args(args: List[str]) -> Dict:
         if a == "--":
             opts["program_args"] = args[i + 1:]
             break
-        if a in ("-I", "-D", "--timeout"):
+        if a in ("-I", "-D", "--timeout", "--lang"):
             if i + 1 >= len(args):
-                raise UsageError("%s needs a value" % a)
+                raise UsageError(tr("%s needs a value") % a)
             value = args[i + 1]
             i += 1
         elif a.startswith(("-I", "-D")) and len(a) > 2:
@@ -79,19 +84,23 @@ def parse_args(args: List[str]) -> Dict:
             try:
                 opts["timeout"] = float(value)
             except ValueError:
-                raise UsageError("--timeout takes a number of seconds, got %r" % value)
+                raise UsageError(tr("--timeout takes a number of seconds, got %r") % value)
+        elif a == "--lang":
+            set_lang(lang_choice(value))  # the report's language (the program's own output is its own)
+        elif a.startswith("--lang="):
+            set_lang(lang_choice(a.partition("=")[2]))
         elif a == "--build-only":
             opts["build_only"] = True
         elif a == "--rebuild":
             opts["rebuild"] = True
         elif a.startswith("-"):
-            raise UsageError("unknown option %s" % a)
+            raise UsageError(tr("unknown option %s") % a)
         else:
             opts["sources"].append(a)
         i += 1
     del it
     if not opts["sources"]:
-        raise UsageError("no source file given: %s sim FILE.cu [-- args]" % PROG)
+        raise UsageError(tr("no source file given: %s sim FILE.cu [-- args]") % PROG)
     for s in opts["sources"]:
         if not s.endswith(SOURCE_EXTS):
             raise UsageError("%s: not a source file the simulator builds (%s)" % (s, ", ".join(SOURCE_EXTS)))
@@ -122,7 +131,7 @@ def load_toolchain(root: Path, build: Path) -> Dict:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
-        err("error: %s: %s. Reconfigure the build dir: cmake -S . -B %s" % (rel(path, root), e, rel(build, root)))
+        err(tr("error: %s: %s. Reconfigure the build dir: cmake -S . -B %s") % (rel(path, root), e, rel(build, root)))
         raise BuildError("no toolchain")
 
 
@@ -317,12 +326,38 @@ def _build_program_in(home: Path, tc: Dict, cu2cpp, cu: List[str], name: str, op
             err(line)
         for line in bld.unsupported_cuda_advice(text):
             err(line)
-        err("error: %s did not compile for the simulator (the compiler's messages are above)." % name)
+        err(tr("error: %s did not compile for the simulator (the compiler's messages are above).") % name)
         raise BuildError("build failed", text)
     bld.status("")
     if os.environ.get("PUZZLES_VERBOSE"):
         err("built %s in %.1f s" % (exe, time.monotonic() - start))
     return exe
+
+
+def report_record(path: str) -> None:
+    """Prints the simulator's report from the record it left in `path` (none when the program
+    ended without an error), and removes the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError:
+        return
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    if not text.strip():
+        return
+    try:
+        record = json.loads(text)
+    except ValueError:
+        record = None
+    lines = diagnosis.render(record) if isinstance(record, dict) else []
+    if not lines:  # a record no renderer words: the simulator's own English
+        message = record.get("message", "") if isinstance(record, dict) else text
+        lines = ("cudasim: error: " + message).splitlines()
+    for line in lines:
+        err(line)
 
 
 def cmd_sim(root: Path, args: List[str]) -> int:
@@ -337,10 +372,18 @@ def cmd_sim(root: Path, args: List[str]) -> int:
     if opts["build_only"]:
         print(exe)
         return 0
+    # The simulator writes its diagnosis record to this file instead of its English report, and
+    # the report is worded here, in the learner's language (diagnosis.render).
+    fd, record_file = tempfile.mkstemp(prefix="cudasim-record-", suffix=".json")
+    os.close(fd)
+    env = dict(os.environ, CUDASIM_RECORD_FILE=record_file)
     try:
-        return subprocess.run([exe] + opts["program_args"], timeout=opts["timeout"]).returncode
+        code = subprocess.run([exe] + opts["program_args"], timeout=opts["timeout"], env=env).returncode
+        report_record(record_file)
+        return code
     except subprocess.TimeoutExpired:
-        err("error: %s ran for more than %g s and was stopped. A large problem size takes long on the simulator: "
-            "try a smaller one, CUDASIM_SCHEDULES=forward (one thread order instead of three), or --timeout S."
+        report_record(record_file)
+        err(tr("error: %s ran for more than %g s and was stopped. A large problem size takes long on the simulator: "
+               "try a smaller one, CUDASIM_SCHEDULES=forward (one thread order instead of three), or --timeout S.")
             % (os.path.basename(opts["sources"][0]), opts["timeout"]))
         return 1

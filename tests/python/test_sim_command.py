@@ -111,6 +111,29 @@ def test_kernel_error_in_an_included_header_is_reported_there(build_dir, tmp_pat
     assert "unreachable" not in r.stdout
 
 
+def test_the_report_is_worded_from_the_record_in_the_learners_language(build_dir, tmp_path):
+    """`sim` names a file for the simulator's record (CUDASIM_RECORD_FILE) and words the report
+    itself: English as the simulator writes it, Korean with --lang ko, and the simulator's English
+    block is not printed beside it."""
+    (tmp_path / "race.cu").write_text(
+        "__global__ void shift_left(int* a, int n) {\n"
+        "  int i = threadIdx.x;\n"
+        "  if (i + 1 < n) a[i] = a[i + 1];\n"
+        "}\n"
+        "int main() {\n"
+        "  int* d; cudaMalloc(&d, 64 * sizeof(int)); cudaMemset(d, 0, 64 * sizeof(int));\n"
+        "  shift_left<<<1, 64>>>(d, 64);\n"
+        "  return 0;\n}\n")
+    english = sim(build_dir, tmp_path / "race.cu")
+    assert english.returncode == 3, english
+    assert "race in kernel shift_left" in english.stderr and "cudasim: error:" not in english.stderr, english
+    korean = sim(build_dir, tmp_path / "race.cu", "--lang", "ko")
+    assert korean.returncode == 3, korean
+    assert "race in kernel" not in korean.stderr and "cudasim: error:" not in korean.stderr, korean
+    assert "Race Condition" in korean.stderr and "race.cu:3" in korean.stderr, korean
+    assert re.search(r"[\uac00-\ud7a3]", korean.stderr), korean
+
+
 def test_compile_error_names_the_original_file_and_exits_2(build_dir, tmp_path):
     (tmp_path / "broken.cuh").write_text("__global__ void k(int* a) {\n  a[0] = undeclared_name;\n}\n")
     (tmp_path / "main.cu").write_text('#include "broken.cuh"\nint main() { return 0; }\n')

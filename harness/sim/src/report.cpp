@@ -153,7 +153,16 @@ void fatal(const Diagnosis& d, const std::string& message) {
   // _exit's host calls are the simulator's own (host_calls.cpp).
   OwnCalls own;
   printf_fifo_flush(nullptr);  // the failing launch's printf output comes before the report, as a learner expects
-  std::fprintf(stderr, "cudasim: error: %s\n", message.c_str());
+  // `puzzle.py sim` words the report itself, in the learner's language: it names a file for the
+  // record, and the English text is not printed.
+  const char* record_file = std::getenv("CUDASIM_RECORD_FILE");
+  FILE* rf = record_file && *record_file ? std::fopen(record_file, "w") : nullptr;
+  if (rf) {
+    std::fputs(record_json(d, message).c_str(), rf);
+    std::fclose(rf);
+  } else {
+    std::fprintf(stderr, "cudasim: error: %s\n", message.c_str());
+  }
   std::fflush(stderr);
   if (g_hook) {
     const std::string record = record_json(d, message);
