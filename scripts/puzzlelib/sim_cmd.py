@@ -84,7 +84,7 @@ def parse_args(args: List[str]) -> Dict:
             try:
                 opts["timeout"] = float(value)
             except ValueError:
-                raise UsageError(tr("--timeout takes a number of seconds, got %r") % value)
+                raise UsageError(tr("--timeout takes a number of seconds, got %s") % repr(value))
         elif a == "--lang":
             set_lang(lang_choice(value))  # the report's language (the program's own output is its own)
         elif a.startswith("--lang="):
