@@ -132,9 +132,10 @@ def render(d: Optional[dict]) -> List[str]:
 
 
 class ReportFilter:
-    """Holds back the simulator's English report from a driver's output, line by line: the block
-    that starts with `cudasim: error: ` and goes on with indented lines. A line is shown when the
-    call returns True; the held-back lines are in `held`, for a record no renderer words."""
+    """Holds back the simulator's English report from a driver's output as it streams: from the line
+    that starts with `cudasim: error: ` on (the report ends the process: what follows it is the
+    report's, however its lines are indented). A line is shown when the call returns True; the
+    held-back lines are in `held`."""
 
     PREFIX = "cudasim: error: "
 
@@ -143,12 +144,25 @@ class ReportFilter:
         self.held: List[str] = []
 
     def __call__(self, line: str) -> bool:
-        if line.startswith(self.PREFIX) or (self.inside and line[:1] in (" ", "\t") and line.strip()):
+        if self.inside or line.startswith(self.PREFIX):
             self.inside = True
             self.held.append(line)
             return False
-        self.inside = False
         return True
+
+
+def _report_block(lines: List[str], d: Optional[dict]) -> Optional[Tuple[int, int]]:
+    """[start, end) of the simulator's English report in `lines`: the record's message, line for
+    line, after `cudasim: error: `; else from that prefix to the end."""
+    message = str((d or {}).get("message") or "").splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith(ReportFilter.PREFIX):
+            continue
+        block = [ReportFilter.PREFIX + message[0]] + message[1:] if message else []
+        if block and [str(l) for l in lines[i:i + len(block)]] == block:
+            return i, i + len(block)
+        return i, len(lines)
+    return None
 
 
 def split_output(lines: List[str], d: Optional[dict]) -> Tuple[List[str], List[str]]:
@@ -157,11 +171,17 @@ def split_output(lines: List[str], d: Optional[dict]) -> Tuple[List[str], List[s
     report = render(d)
     if not report:
         return list(lines), []
-    keep = ReportFilter()
-    return [l for l in lines if keep(l)], report
+    span = _report_block(lines, d)
+    if span is None:
+        return list(lines), report
+    return list(lines[:span[0]]) + list(lines[span[1]:]), report
 
 
 def report_after(keep: ReportFilter, d: Optional[dict]) -> List[str]:
-    """What to print after a run whose output went through `keep`: the rendered report, or the
-    held-back lines when the record has no renderer."""
-    return render(d) or keep.held
+    """What to print after a run whose output went through `keep`: the rendered report and what the
+    run printed after it, or the held-back lines as they were when the record has no renderer."""
+    report = render(d)
+    if not report:
+        return keep.held
+    rest, _ = split_output(keep.held, d)
+    return report + rest

@@ -541,8 +541,64 @@ def oob_what(f: dict) -> Optional[str]:
     return what.format(element=el, array=f["array"], n=n, last=n - 1)
 
 
+def place_words(f: dict) -> Optional[str]:
+    """The device address a launch argument or a crash touched, from the `place` fact (memory.cpp,
+    describe_address): "element [-2] of buffer #2 (...), which has 1000 elements: out of bounds,
+    8 bytes before its start", or None without one."""
+    p = f.get("place")
+    if not isinstance(p, dict):
+        return None
+    if p.get("no_buffer"):
+        return tr("address {address} of device memory, where no buffer is allocated: out of bounds").format(
+            address=p.get("address", "?"))
+    at = (tr("byte {offset}") if p.get("unit") == "byte" else tr("element [{offset}]")).format(offset=p.get("offset", "?"))
+    buffer = buffer_words(p.get("buffer"))
+    if p.get("freed"):
+        return tr("{at} of {buffer}, which cudaFree already released at {free_site} (use after free)").format(
+            at=at, buffer=buffer, free_site=p.get("free_site", "?"))
+    n = int(p.get("size") or 0)
+    if p.get("unit") == "byte":
+        words = tr("{at} of {buffer}, which has {n} byte: out of bounds") if n == 1 else \
+            tr("{at} of {buffer}, which has {n} bytes: out of bounds")
+    else:
+        words = tr("{at} of {buffer}, which has {n} element: out of bounds") if n == 1 else \
+            tr("{at} of {buffer}, which has {n} elements: out of bounds")
+    words = words.format(at=at, buffer=buffer, n=n)
+    if "distance" in p:
+        dist = int(p["distance"])
+        far = (tr("{n} byte before its start") if dist == 1 else tr("{n} bytes before its start")) \
+            if p.get("distance_side") == "before" else \
+            (tr("{n} byte after its end") if dist == 1 else tr("{n} bytes after its end"))
+        words += ", " + far.format(n=dist)
+    if p.get("nearest"):
+        words += " " + tr("(no buffer is there; this is the nearest one)")
+    return words
+
+
+def crash_or_argument(d: dict) -> Optional[List[str]]:
+    """The report of an address found outside the memory checker: a launch's pointer argument
+    (launch.cpp) or the crash handler (report.cpp, which sets "frames"); None otherwise."""
+    from .diagnosis_crash import crash_headline, frame_lines
+    f = facts(d)
+    place = place_words(f)
+    if place is None:
+        return None
+    if f.get("case") == "argument":
+        lines = [tr("{kernel}: argument {argument} of the kernel is {address}, which is not device memory: {place}.").format(
+            kernel=kernel_words(f), argument=f.get("argument", "?"), address=f.get("address", "?"), place=place)]
+    elif "frames" in f:
+        lines = [crash_headline(d, tr("invalid access to {place}").format(place=place))] + frame_lines(d)
+    else:
+        return None
+    words = advice_text(d)
+    return lines + (indent(words) if words else []) + also_found(d)
+
+
 @renderer("out_of_bounds")
 def render_out_of_bounds(d: dict) -> List[str]:
+    found_elsewhere = crash_or_argument(d)
+    if found_elsewhere is not None:
+        return found_elsewhere
     f = facts(d)
     w = _where_words(f, d)
     what = oob_what(f)
@@ -682,6 +738,9 @@ def _(d):
 
 @renderer("use_after_free")
 def render_use_after_free(d: dict) -> List[str]:
+    found_elsewhere = crash_or_argument(d)
+    if found_elsewhere is not None:
+        return found_elsewhere
     f = facts(d)
     w = _where_words(f, d)
     if "buffer" in f and f.get("access") in ("read", "write"):

@@ -41,6 +41,8 @@ ALLOWED_TERMS = [
     "browser", "network", "option", "flag", "polling", "flag", "ticket", "tile", "partial", "partials",
     "native x86-64 fibers", "boost.context fibers", "ucontext fibers", "fibers", "fiber",
     "CUDA", "CUB", "Nsight Compute", "ncu", "HTML", "JSON", "stdout", "stderr",
+    # the PTX specification's own names, cited as they are titled
+    "PTX ISA", "PTX memory model", "Memory Consistency Model", "PTX",
     "idle", "sum", "max", "min", "scan", "reduction", "naive", "inclusive", "exclusive",
     "read", "write", "load", "store", "cudaMalloc", "cudaMemcpy", "cudaMemset", "cudaFree",
     "release", "acquire", "volatile", "const", "restrict", "read-only", "garbage", "stride", "offset",

@@ -28,11 +28,17 @@ def test_every_kind_has_a_renderer(kind):
     assert kind in diagnosis.RENDERERS, "no renderer for the simulator's kind %s (diagnosis_*.py)" % kind
 
 
-def test_the_filter_hides_the_simulators_block_only():
+def test_the_filter_holds_back_the_report_and_split_output_removes_exactly_the_message():
     keep = diagnosis.ReportFilter()
-    lines = ["out: [1, 2]", "cudasim: error: race in kernel k", "  write-after-read between ...", "  advice",
-             "mismatch: 1 of 2 outputs differ", "  [0] expected 1, got 2"]
-    assert [l for l in lines if keep(l)] == ["out: [1, 2]", "mismatch: 1 of 2 outputs differ", "  [0] expected 1, got 2"]
+    lines = ["out: [1, 2]", "cudasim: error: race in kernel k", "  write-after-read between ...",
+             "also: uninitialized read in kernel k", "  advice"]
+    assert [l for l in lines if keep(l)] == ["out: [1, 2]"]
+    assert keep.held == lines[1:]
+    record = {"kind": "race_shared", "message": "race in kernel k\n  write-after-read between ...\n"
+                                                "also: uninitialized read in kernel k\n  advice"}
+    other = ["mismatch: 1 of 2 outputs differ", "  [0] expected 1, got 2"]
+    span = diagnosis._report_block(other[:1] + lines[1:] + other[1:], record)
+    assert span == (1, 5)
 
 
 def test_a_graded_record_comes_as_a_string_and_its_kind_is_the_checkers():

@@ -83,6 +83,7 @@ class Facts {
   Facts& set(const char* name, uint3 value);
   Facts& set_json(const char* name, const std::string& json);  // an array or object already in JSON
   bool empty() const { return body_.empty(); }
+  const std::string& body() const { return body_; }  // the members, without the braces
   std::string json() const { return "{" + body_ + "}"; }
 
  private:
@@ -108,6 +109,13 @@ struct Diagnosis {
   bool interleaved = false;
   Facts facts;
 };
+
+// A note of the simulator (not an error: the run goes on). `english` is what a program run by hand
+// prints after "cudasim: note: "; run by the CLI (PUZZLES_DRIVER_TEXT=data), the note is printed
+// as data instead, `SAY {"key": key, "text": "cudasim: note: " + text, facts...}`, whose template
+// `text` (with {name} placeholders for `facts`) is the msgid of its Korean form
+// (scripts/puzzlelib/driver_text.py renders it).
+void say_note(const char* key, const std::string& english, const char* text, const Facts& facts);
 
 // The whole diagnosis as one JSON object, the form every front end reads (docs/architecture.md,
 // "The diagnosis record"): kind, category, code, sites, block, threads, detail, interleaved,

@@ -340,7 +340,7 @@ std::string alloc_str(const Alloc& a);
 std::string alloc_json(const Alloc& a);
 // For a faulting address: a description of what it hits (guard page, freed buffer...), or "".
 // *kind, when given, becomes out_of_bounds or use_after_free for an address the description names.
-std::string describe_address(uintptr_t addr, Kind* kind = nullptr);
+std::string describe_address(uintptr_t addr, Kind* kind = nullptr, Facts* facts = nullptr);
 // Race detection: copy every live allocation / compare with a copy / restore it. A copy is kept in
 // chunks of kSnapChunk bytes: a chunk of one repeated byte (memory nothing wrote yet, a memset)
 // is that byte, and a snapshot taken with a `base` keeps only the chunks that differ from it.

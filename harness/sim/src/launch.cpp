@@ -205,7 +205,7 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
     const void* p = ptr_args[i].ptr;
     if (p && !find_alloc(p, 1)) {
       Diagnosis diag{Kind::bad_pointer_argument};
-      std::string d = describe_address(reinterpret_cast<uintptr_t>(p), &diag.kind);
+      std::string d = describe_address(reinterpret_cast<uintptr_t>(p), &diag.kind, &diag.facts);
       diag.sites.push_back(where(site.file, site.line));
       // "argument": its place from 1; "address": its value. A pointer into the device arena that no
       // live buffer holds is an out-of-bounds or freed address (describe_address chose the kind).
@@ -363,14 +363,36 @@ void launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shmem, Invoke 
       std::string diff = snapshot_diff(first, schedule_name(o.schedules[0]), schedule_name(o.schedules[s]), &atomic_only, &buffers);
       if (atomic_only && !g_atomic_note_given) {
         g_atomic_note_given = true;
-        std::fprintf(stderr,
-                     "cudasim: note: %s: %zu element%s that only atomics wrote came out different under the '%s' and '%s' "
-                     "thread orders (counting plain stores by threads that had used an atomic: an index taken with "
-                     "atomicAdd, out[atomicAdd(&n, 1)] = x, or a value computed under a lock). That is not a race: atomics "
-                     "run in any order, so a float sum rounds differently, the last atomicExch/atomicCAS wins and an index "
-                     "or a lock goes to another thread first. Compare such results with a tolerance, or as a set.%s\n",
-                     kernel_str(site).c_str(), atomic_only, atomic_only == 1 ? "" : "s", schedule_name(o.schedules[0]),
-                     schedule_name(o.schedules[s]), interleaved ? interleaved_note.c_str() : "");
+        const std::string english = strf(
+            "%s: %zu element%s that only atomics wrote came out different under the '%s' and '%s' "
+            "thread orders (counting plain stores by threads that had used an atomic: an index taken with "
+            "atomicAdd, out[atomicAdd(&n, 1)] = x, or a value computed under a lock). That is not a race: atomics "
+            "run in any order, so a float sum rounds differently, the last atomicExch/atomicCAS wins and an index "
+            "or a lock goes to another thread first. Compare such results with a tolerance, or as a set.%s",
+            kernel_str(site).c_str(), atomic_only, atomic_only == 1 ? "" : "s", schedule_name(o.schedules[0]),
+            schedule_name(o.schedules[s]), interleaved ? interleaved_note.c_str() : "");
+        Facts f;
+        f.set("kernel", site.kernel).set("launch_site", where(site.file, site.line)).set("count", atomic_only)
+            .set("first", schedule_name(o.schedules[0])).set("second", schedule_name(o.schedules[s]));
+        say_note(interleaved ? "atomics_differ_interleaved" : "atomics_differ", english,
+                 interleaved
+                     ? "kernel {kernel} (launched at {launch_site}): {count} elements that only atomics wrote came out "
+                       "different under the '{first}' and '{second}' thread orders (counting plain stores by threads that "
+                       "had used an atomic: an index taken with atomicAdd, out[atomicAdd(&n, 1)] = x, or a value computed "
+                       "under a lock). That is not a race: atomics run in any order, so a float sum rounds differently, the "
+                       "last atomicExch/atomicCAS wins and an index or a lock goes to another thread first. Compare such "
+                       "results with a tolerance, or as a set.\n  The '{second}' order also runs several blocks side by "
+                       "side, taking turns at barriers and polls, as a GPU does. If the answer is wrong after it, a block "
+                       "used a value that another block changed before it was done: an update computed from an earlier "
+                       "read and stored with atomicExch (make it one atomicAdd), or a wait for another block that gives up "
+                       "after a few polls (poll until the flag is set)."
+                     : "kernel {kernel} (launched at {launch_site}): {count} elements that only atomics wrote came out "
+                       "different under the '{first}' and '{second}' thread orders (counting plain stores by threads that "
+                       "had used an atomic: an index taken with atomicAdd, out[atomicAdd(&n, 1)] = x, or a value computed "
+                       "under a lock). That is not a race: atomics run in any order, so a float sum rounds differently, the "
+                       "last atomicExch/atomicCAS wins and an index or a lock goes to another thread first. Compare such "
+                       "results with a tolerance, or as a set.",
+                 f);
       }
       if (!diff.empty()) {
         // The interleaved schedule differs from the first in how blocks run as well: say so first.

@@ -121,16 +121,25 @@ std::string alloc_json(const Alloc& a) {
 }
 
 // Called from the crash handler too: takes no lock (the faulting thread may be in the runtime).
-std::string describe_address(uintptr_t addr, Kind* kind) {
+std::string describe_address(uintptr_t addr, Kind* kind, Facts* facts) {
   if (addr - g_arena_lo >= g_arena_len) return "";  // not device memory
+  // "place": what the words below say, as facts (diagnosis_races.py, place_words): "buffer",
+  // "unit" (element or byte) and "offset", "freed" and "free_site", "size" (elements, or bytes),
+  // "distance" and "distance_side" beyond the buffer's pages, "nearest", "no_buffer".
+  Facts place;
+  place.set("address", strf("%p", reinterpret_cast<void*>(addr)));
   const Alloc* a = find_alloc_any(reinterpret_cast<void*>(addr));
   bool nearest = false;
   if (!a) {
     if (const Alloc* f = freed_alloc(addr)) {
       if (kind) *kind = Kind::use_after_free;
       long long off = (long long)addr - (long long)f->data;
-      std::string at = alloc_untyped(*f) || off < 0 || off % (long long)f->elem ? strf("byte %lld", off)
-                                                                                 : strf("element [%lld]", off / (long long)f->elem);
+      const bool bytes = alloc_untyped(*f) || off < 0 || off % (long long)f->elem;
+      std::string at = bytes ? strf("byte %lld", off) : strf("element [%lld]", off / (long long)f->elem);
+      place.set_json("buffer", alloc_json(*f)).set("unit", bytes ? "byte" : "element")
+          .set("offset", bytes ? off : off / (long long)f->elem).set("freed", true)
+          .set("free_site", where(f->free_file, f->free_line));
+      if (facts) facts->set_json("place", place.json());
       return strf("%s of %s, which cudaFree already released at %s (use after free)", at.c_str(), alloc_str(*f).c_str(),
                   where(f->free_file, f->free_line).c_str());
     }
@@ -138,21 +147,36 @@ std::string describe_address(uintptr_t addr, Kind* kind) {
     nearest = true;
   }
   if (kind) *kind = Kind::out_of_bounds;
-  if (!a) return strf("address %p of device memory, where no buffer is allocated: out of bounds", reinterpret_cast<void*>(addr));
+  if (!a) {
+    place.set("no_buffer", true);
+    if (facts) facts->set_json("place", place.json());
+    return strf("address %p of device memory, where no buffer is allocated: out of bounds", reinterpret_cast<void*>(addr));
+  }
   long long off = (long long)addr - (long long)a->data;
   std::string s;
+  place.set_json("buffer", alloc_json(*a));
   if (alloc_untyped(*a)) {
+    place.set("unit", "byte").set("offset", off).set("size", a->bytes);
     s = strf("byte %lld of %s, which has %zu byte%s: out of bounds", off, alloc_str(*a).c_str(), a->bytes, a->bytes == 1 ? "" : "s");
   } else {
     size_t elem = a->elem ? a->elem : 1;
     size_t count = a->bytes / elem;
-    s = strf("element [%lld] of %s, which has %zu element%s: out of bounds",
-             off >= 0 ? off / (long long)elem : -((-off + (long long)elem - 1) / (long long)elem), alloc_str(*a).c_str(), count,
+    const long long index = off >= 0 ? off / (long long)elem : -((-off + (long long)elem - 1) / (long long)elem);
+    place.set("unit", "element").set("offset", index).set("size", count);
+    s = strf("element [%lld] of %s, which has %zu element%s: out of bounds", index, alloc_str(*a).c_str(), count,
              count == 1 ? "" : "s");
   }
   std::string d = alloc_distance(*a, addr);
-  if (!d.empty()) s += ", " + d;
-  if (nearest) s += " (no buffer is there; this is the nearest one)";
+  if (!d.empty()) {
+    s += ", " + d;
+    place.set("distance", (long long)(addr < a->data ? a->data - addr : addr - (a->data + a->bytes)))
+        .set("distance_side", addr < a->data ? "before" : "after");
+  }
+  if (nearest) {
+    s += " (no buffer is there; this is the nearest one)";
+    place.set("nearest", true);
+  }
+  if (facts) facts->set_json("place", place.json());
   return s;
 }
 

@@ -138,6 +138,19 @@ std::string record_json(const Diagnosis& d, const std::string& message) {
          ", \"message\": " + json_quote(message) + ", \"facts\": " + d.facts.json() + "}";
 }
 
+void say_note(const char* key, const std::string& english, const char* text, const Facts& facts) {
+  static const bool as_data = [] {
+    const char* v = std::getenv("PUZZLES_DRIVER_TEXT");
+    return v && std::strcmp(v, "data") == 0;
+  }();
+  if (as_data)
+    std::fprintf(stderr, "SAY {\"key\": %s, \"text\": %s%s%s}\n", json_quote(key).c_str(),
+                 json_quote(std::string("cudasim: note: ") + text).c_str(), facts.empty() ? "" : ", ", facts.body().c_str());
+  else
+    std::fprintf(stderr, "cudasim: note: %s\n", english.c_str());
+  std::fflush(stderr);
+}
+
 std::string kernel_str(const LaunchSite& s) { return strf("kernel %s (launched at %s)", s.kernel, where(s.file, s.line).c_str()); }
 
 void launch_facts(Facts& f, const LaunchSite& s, dim3 grid, dim3 block) {
@@ -270,7 +283,7 @@ static void on_crash(int sig, siginfo_t* si, void* uctx) {
     diag.facts.set("stack_kb", options().stack_bytes / 1024);
     what = "stack overflow: the thread's local variables exceed the simulator's stack (set CUDASIM_STACK_KB to raise it)";
   } else {
-    std::string d = describe_address(addr, &diag.kind);
+    std::string d = describe_address(addr, &diag.kind, &diag.facts);
     const Alloc* host_deref = thread.empty() ? find_alloc(reinterpret_cast<void*>(addr)) : nullptr;
     if (host_deref && is_managed_alloc(host_deref) && device_to_host_copies_forbidden()) {
       // A launcher's host code touched managed memory while a case runs (memory.cpp, protect). A

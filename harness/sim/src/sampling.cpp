@@ -35,10 +35,11 @@ bool launch_sampled(uint64_t blocks, uint64_t threads) {
   return blocks >= kSampleBlocks && blocks * threads >= kSampleThreads;
 }
 
-static std::string block_list(const std::vector<uint32_t>& v, const dim3& gd) {
+// "0, 3 and 7"; with last = ", ", "0, 3, 7" (a fact, worded in any language).
+static std::string block_list(const std::vector<uint32_t>& v, const dim3& gd, const char* last = " and ") {
   std::string out;
   for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += i + 1 == v.size() ? " and " : ", ";
+    if (i) out += i + 1 == v.size() ? last : ", ";
     out += dim_str(uint3{v[i] % gd.x, (v[i] / gd.x) % gd.y, v[i] / (gd.x * gd.y)}, gd);
   }
   return out;
@@ -83,15 +84,27 @@ void choose_sample(Grid& g, uint64_t launch_no, const Snapshot* before) {
   std::lock_guard<std::mutex> lock(mu);
   if (!told.insert({g.site.file, g.site.line}).second) return;
   const uint64_t threads = uint64_t(g.block.x) * g.block.y * g.block.z;
-  std::fprintf(stderr,
-               "cudasim: note: %s: %s (%llu blocks of %llu threads): the memory checker checks %zu of its blocks "
-               "(%s; the sample changes with each launch and with CUDASIM_SEED), and runs the others unchecked; its "
-               "other thread orders run on every core. A race or an uninitialized read in an unchecked block is not "
-               "found. To check every block (slower), run with CUDASIM_SAMPLE=all.\n",
-               kernel_str(g.site).c_str(), options().sample > 0 ? strf("a launch sampled (CUDASIM_SAMPLE=%d)", options().sample).c_str() : "a big launch",
-               (unsigned long long)blocks, (unsigned long long)threads, chosen.size(),
-               block_list(chosen, g.grid).c_str());
-  std::fflush(stderr);
+  const std::string english = strf(
+      "%s: %s (%llu blocks of %llu threads): the memory checker checks %zu of its blocks "
+      "(%s; the sample changes with each launch and with CUDASIM_SEED), and runs the others unchecked; its "
+      "other thread orders run on every core. A race or an uninitialized read in an unchecked block is not "
+      "found. To check every block (slower), run with CUDASIM_SAMPLE=all.",
+      kernel_str(g.site).c_str(), options().sample > 0 ? strf("a launch sampled (CUDASIM_SAMPLE=%d)", options().sample).c_str() : "a big launch",
+      (unsigned long long)blocks, (unsigned long long)threads, chosen.size(), block_list(chosen, g.grid).c_str());
+  Facts f;
+  f.set("kernel", g.site.kernel).set("launch_site", where(g.site.file, g.site.line)).set("blocks", (long long)blocks)
+      .set("threads", (long long)threads).set("checked", chosen.size()).set("list", block_list(chosen, g.grid, ", "))
+      .set("sample", options().sample);
+  const char* rest =
+      " ({blocks} blocks of {threads} threads): the memory checker checks {checked} of its blocks ({list}; the sample "
+      "changes with each launch and with CUDASIM_SEED), and runs the others unchecked; its other thread orders run on "
+      "every core. A race or an uninitialized read in an unchecked block is not found. To check every block (slower), "
+      "run with CUDASIM_SAMPLE=all.";
+  if (options().sample > 0)
+    say_note("sampled_launch", english,
+             (std::string("kernel {kernel} (launched at {launch_site}): a launch sampled (CUDASIM_SAMPLE={sample})") + rest).c_str(), f);
+  else
+    say_note("big_launch", english, (std::string("kernel {kernel} (launched at {launch_site}): a big launch") + rest).c_str(), f);
 }
 
 void sample_block(Worker& w) {
@@ -123,11 +136,14 @@ void unchecked_writes_done(const Snapshot& before) {
 
 void note_full_recheck(const LaunchSite& site) {
   g_unchecked_block = g_unchecked_atomic = false;
-  std::fprintf(stderr,
-               "cudasim: note: %s: the memory checker found a problem in the sampled blocks; running the launch again "
-               "with every block checked, to report every block involved.\n",
-               kernel_str(site).c_str());
-  std::fflush(stderr);
+  Facts f;
+  f.set("kernel", site.kernel).set("launch_site", where(site.file, site.line));
+  say_note("full_recheck",
+           kernel_str(site) + ": the memory checker found a problem in the sampled blocks; running the launch again with "
+                              "every block checked, to report every block involved.",
+           "kernel {kernel} (launched at {launch_site}): the memory checker found a problem in the sampled blocks; running "
+           "the launch again with every block checked, to report every block involved.",
+           f);
 }
 
 }  // namespace detail
