@@ -71,7 +71,7 @@ def test_formatted_reasons_are_translated_with_their_values(korean):
     assert messages.tr_reason("device code calls the host function exit") == "device 코드가 host 함수 exit를 호출함"
     assert messages.tr_reason("out of memory (limit 2 GiB)") == "메모리 부족 (제한 2 GiB)"
     assert messages.tr_reason("timed out after 3 s") == "3초 후 시간 초과"
-    assert messages.tr_reason("kernel error: barrier divergence") == "kernel error: Barrier divergence"
+    assert messages.tr_reason("kernel error: barrier divergence") == "kernel 오류: Barrier divergence"
     assert messages.tr_reason("unsynchronized accesses to shared memory") == "동기화 없는 shared memory 접근"
 
 

@@ -24,11 +24,6 @@ std::vector<int> block_sums(const std::vector<int>& a, int tpb) {
   return sums;
 }
 
-int refuse(const harness::Case& c, const char* why) {
-  std::fprintf(stderr, "error: @PUZZLE@ --%s with n = %lld, tpb = %d: %s\n", c.variant.c_str(), c.n, c.tpb, why);
-  return 2;  // a usage error: the case is outside what the variant promises
-}
-
 }  // namespace
 
 int run_block(const harness::Case& c) {
