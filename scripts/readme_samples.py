@@ -147,7 +147,7 @@ def produce(sample: Sample, build: Path) -> List[str]:
     lines = proc.stdout.rstrip("\n").splitlines()
     if sample.planted:
         learner = "puzzles/%s/%s.cu" % (sample.puzzle, sample.puzzle)
-        planted_src = re.compile(r"\S*planted/%s/%s\.cu" % (sample.puzzle, re.escape(sample.planted)))
+        planted_src = re.compile(r"[^\s(]*planted/%s/%s\.cu" % (sample.puzzle, re.escape(sample.planted)))  # "(build-test/..." keeps its "("
         lines = [planted_src.sub(learner, l) for l in lines]
         # Short forms (the chain below a wrong answer names files by their base name) too.
         planted_name = re.compile(r"(?<![\w/.])%s\.cu\b" % re.escape(sample.planted))

@@ -3,7 +3,7 @@
 A Korean message keeps code, paths, numbers and the course notes' English terms; what it must not
 keep is English prose. The detector:
 
-1. removes what is not prose: `code spans`, command lines (`python3 scripts/puzzle.py ...`, lines
+1. removes what is not prose: `code spans`, a quoted source line's `// comment`, command lines (`python3 scripts/puzzle.py ...`, lines
    of a `$ ` prompt), paths and file:line sites, identifiers that only code has (with `_`, `[`,
    `(`, `::`, `<<<`, a dot or a digit), flags (`--k1`), numbers and the table rule lines;
 2. removes the allowed terms (ALLOWED_TERMS: the notes' vocabulary and the CUDA names a Korean
@@ -44,6 +44,7 @@ ALLOWED_TERMS = [
     # the PTX specification's own names, cited as they are titled
     "PTX ISA", "PTX memory model", "Memory Consistency Model", "PTX",
     "idle", "sum", "max", "min", "scan", "reduction", "naive", "inclusive", "exclusive",
+    "interleaved addressing", "sequential addressing",
     "read", "write", "load", "store", "cudaMalloc", "cudaMemcpy", "cudaMemset", "cudaFree",
     "release", "acquire", "volatile", "const", "restrict", "read-only", "garbage", "stride", "offset",
     "SIZE", "TPB", "blocks", "k1", "k2", "k3",
@@ -52,6 +53,8 @@ ALLOWED_TERMS = [
 _TERMS = re.compile("|".join(r"(?<![A-Za-z])%s(?![A-Za-z])" % re.escape(t)
                              for t in sorted(set(ALLOWED_TERMS), key=len, reverse=True)), re.I)
 _CODE_SPAN = re.compile(r"`[^`]*`")
+# A source line quoted in a report or a trace keeps its comment: `// every thread has read ...`.
+_LINE_COMMENT = re.compile(r"(?:^|\s)//.*$")
 _COMMAND = re.compile(r"(?:\$ )?(?:python3|pixi run|cmake|ctest|nvcc|g\+\+)\s.*$")
 # A token that only code or paths have: a slash, a file:line, _, brackets, ::, <<<, a dot inside,
 # a digit, or an option.
@@ -64,6 +67,7 @@ _GLUE = re.compile(r"^[\s,;:'\"-]*$")
 
 def strip_code(line: str) -> str:
     line = _CODE_SPAN.sub(" ", line)
+    line = _LINE_COMMENT.sub(" ", line)
     line = _COMMAND.sub(" ", line)
     line = _FLAG.sub(" ", line)
     line = " ".join(" " if _CODE_TOKEN.fullmatch(tok) else tok for tok in line.split())

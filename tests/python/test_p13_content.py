@@ -138,9 +138,14 @@ def test_readmes_paste_the_real_show_output(readme):
     for name in VARIANTS:
         for line in (PUZZLE / "expected" / (name + ".txt")).read_text(encoding="utf-8").splitlines():
             assert line in text, "%s lacks the show line %r of --%s" % (readme, line, name)
-    # The planted-bug messages pasted in the lessons.
-    for line in ("  [0] expected -0.5, got 0.0", "race in kernel block_max", "out-of-bounds read of device memory in kernel block_max", "got -2.873518e-16",
-                 "  [0] expected -0.5, got -3.5"):
+    # The planted-bug messages pasted in the lessons (the Korean page shows what `--lang ko` prints).
+    pasted = {"README.md": ("  [0] expected -0.5, got 0.0", "race in kernel block_max",
+                            "out-of-bounds read of device memory in kernel block_max", "got -2.873518e-16",
+                            "  [0] expected -0.5, got -3.5"),
+              "README.ko.md": ("  [0] 기대값 -0.5, 결과 0.0", "Race Condition: kernel block_max",
+                               "device memory 범위를 벗어난 read (out-of-bounds): kernel block_max", "-2.873518e-16",
+                               "  [0] 기대값 -0.5, 결과 -3.5")}
+    for line in pasted[readme]:
         assert line in text, "%s lacks %r" % (readme, line)
 
 
