@@ -240,17 +240,15 @@ def run_driver(cmd: List[str], timeout: float,
                    results[-1] if results else None, timed_out, time.monotonic() - start)
 
 
-RELEVANT_RE = re.compile(r"(?i)mismatch|error|race|diverg|deadlock|bound|barrier|differ|schedule"
-                         r"|expected|out:|input:|note:|warp|assert|abort|fault|signal|timeout|timed out")
-
-
 def relevant_lines(lines: List[str], limit: int = 20) -> List[str]:
-    """The part of a failing case's output worth showing: diagnostics and mismatches."""
-    # The backend line is the same for every case; the summary already names the backend.
-    lines = [l for l in lines if l.strip() and not l.startswith("backend:")]
+    """The part of a failing case's output worth showing, chosen by what a line is, never by its
+    words: the driver's own lines (said as data: driver_text.SaidLine) over what the program
+    printed (printf output can run to thousands of lines); without any, the last lines."""
+    # The backend line (harness.cpp, show mode) is the same for every case; the summary names it.
+    lines = [l for l in lines if l.strip() and not l.startswith("backend:  ")]
     if len(lines) <= limit:
         return lines
-    picked = [l for l in lines if isinstance(l, driver_text.SaidLine) or RELEVANT_RE.search(l)]
+    picked = [l for l in lines if isinstance(l, driver_text.SaidLine)]
     if not picked:
         picked = lines[-limit:]
     if len(picked) > limit:

@@ -295,10 +295,16 @@ def test_parse_result_line():
     assert parse_result_line("out: 1 2 3")[1] is None
 
 
-def test_relevant_lines_keeps_diagnostics():
-    lines = ["a[%d] = %d" % (i, i) for i in range(100)] + ["mismatch at index 7: got 1, expected 2"]
-    assert relevant_lines(lines) == ["mismatch at index 7: got 1, expected 2"]
+def test_relevant_lines_keeps_the_drivers_lines_over_printf_output():
+    from puzzlelib import driver_text
+    said = driver_text.render('SAY {"key": "mismatch", "text": "mismatch: {count} of {total} outputs differ", '
+                              '"count": 1, "total": 8}')
+    assert isinstance(said, driver_text.SaidLine)
+    # A printf line that reads like a diagnosis is still the program's: what a line is decides.
+    lines = ["a[%d] = %d" % (i, i) for i in range(100)] + ["mismatch at index 7: got 1, expected 2", said]
+    assert relevant_lines(lines) == ["mismatch: 1 of 8 outputs differ"]
     assert relevant_lines(["x", "y"]) == ["x", "y"]
+    assert relevant_lines(["p%d" % i for i in range(30)]) == ["p%d" % i for i in range(10, 30)]
 
 
 RUN_VERDICTS = [
